@@ -1,0 +1,130 @@
+#include "cli.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace vrnic {
+
+const char* cli_usage() {
+    return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
+           "                   [--bar2-size BYTES] [-v]...\n"
+           "\n"
+           "The vrnic device model: serves QEMU's ivshmem-doorbell device on PATH\n"
+           "(-chardev socket,path=PATH -device ivshmem-doorbell,vectors=8) and\n"
+           "implements an RDMA NIC over the guest RAM in FILE (the mem-path of a\n"
+           "memory-backend-file with share=on, machine pc, at most 2 GiB).\n"
+           "\n"
+           "  --socket PATH          UNIX socket to listen on (replaced if stale)\n"
+           "  --guest-mem FILE       the guest RAM file\n"
+           "  --guest-mem-size BYTES guest RAM size (suffix K, M or G allowed)\n"
+           "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
+           "  -v, --verbose          more logging (repeat for debug)\n"
+           "  -q, --quiet            errors and warnings only\n"
+           "  -h, --help             this text\n";
+}
+
+bool parse_size(const std::string& s, uint64_t* out) {
+    if (s.empty() || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+        return false;
+    errno = 0;
+    char* end = nullptr;
+    unsigned long long v = strtoull(s.c_str(), &end, 0);
+    if (errno || end == s.c_str())
+        return false;
+    unsigned shift = 0;
+    if (*end) {
+        switch (*end) {
+        case 'k':
+        case 'K':
+            shift = 10;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30;
+            break;
+        default:
+            return false;
+        }
+        if (end[1])
+            return false;
+    }
+    if (shift && v > (~0ull >> shift))
+        return false;
+    *out = static_cast<uint64_t>(v) << shift;
+    return true;
+}
+
+CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::string* err) {
+    for (size_t i = 0; i < args.size(); i++) {
+        const std::string& a = args[i];
+        auto value = [&](std::string* v) {
+            if (i + 1 >= args.size()) {
+                *err = a + " needs a value";
+                return false;
+            }
+            *v = args[++i];
+            return true;
+        };
+        auto size_value = [&](uint64_t* v) {
+            std::string s;
+            if (!value(&s))
+                return false;
+            if (!parse_size(s, v)) {
+                *err = a + ": '" + s + "' is not a byte count";
+                return false;
+            }
+            return true;
+        };
+        if (a == "-h" || a == "--help")
+            return CliResult::help;
+        if (a == "-v" || a == "--verbose") {
+            o->verbosity++;
+        } else if (a == "-vv") {
+            o->verbosity += 2;
+        } else if (a == "-q" || a == "--quiet") {
+            o->verbosity = -1;
+        } else if (a == "--socket") {
+            if (!value(&o->socket_path))
+                return CliResult::error;
+        } else if (a == "--guest-mem") {
+            if (!value(&o->guest_mem_path))
+                return CliResult::error;
+        } else if (a == "--guest-mem-size") {
+            if (!size_value(&o->guest_mem_size))
+                return CliResult::error;
+        } else if (a == "--bar2-size") {
+            if (!size_value(&o->bar2_size))
+                return CliResult::error;
+        } else {
+            *err = "unknown argument '" + a + "'";
+            return CliResult::error;
+        }
+    }
+    if (o->socket_path.empty()) {
+        *err = "--socket is required";
+        return CliResult::error;
+    }
+    if (o->guest_mem_path.empty()) {
+        *err = "--guest-mem is required";
+        return CliResult::error;
+    }
+    if (o->guest_mem_size == 0) {
+        *err = "--guest-mem-size is required and must be > 0";
+        return CliResult::error;
+    }
+    if (o->guest_mem_size % 4096) {
+        *err = "--guest-mem-size must be a multiple of 4096";
+        return CliResult::error;
+    }
+    if (o->bar2_size && (o->bar2_size < 65536 || (o->bar2_size & (o->bar2_size - 1)))) {
+        *err = "--bar2-size must be a power of two >= 64K";
+        return CliResult::error;
+    }
+    return CliResult::ok;
+}
+
+} // namespace vrnic

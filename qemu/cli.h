@@ -1,0 +1,27 @@
+// Command line of vrnic-model. Parsing is separate from main() so it can be
+// unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vrnic {
+
+struct CliOptions {
+    std::string socket_path;
+    std::string guest_mem_path;
+    uint64_t guest_mem_size = 0;
+    uint64_t bar2_size = 0; // 0: the interface's default
+    int verbosity = 0;      // each -v raises the log level by one
+};
+
+enum class CliResult { ok, help, error };
+
+CliResult parse_cli(const std::vector<std::string>& args, CliOptions* opts, std::string* err);
+// Parses a byte count: decimal or 0x hex, optionally followed by K, M or G
+// (binary units).
+bool parse_size(const std::string& s, uint64_t* out);
+const char* cli_usage();
+
+} // namespace vrnic

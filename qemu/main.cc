@@ -1,0 +1,5 @@
+// Placeholder until the device lands.
+#include "cli.h"
+int main() {
+    return 0;
+}

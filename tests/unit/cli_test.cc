@@ -1,0 +1,73 @@
+#include "cli.h"
+
+#include <gtest/gtest.h>
+
+using namespace vrnic;
+
+namespace {
+
+CliResult parse(std::vector<std::string> a, CliOptions* o, std::string* err) {
+    return parse_cli(a, o, err);
+}
+
+TEST(Cli, FullCommandLine) {
+    CliOptions o;
+    std::string err;
+    ASSERT_EQ(CliResult::ok,
+              parse({"--socket", "/tmp/s", "--guest-mem", "/dev/shm/g", "--guest-mem-size",
+                     "2147483648", "--bar2-size", "8M", "-v", "-v"},
+                    &o, &err))
+        << err;
+    EXPECT_EQ("/tmp/s", o.socket_path);
+    EXPECT_EQ("/dev/shm/g", o.guest_mem_path);
+    EXPECT_EQ(2ull << 30, o.guest_mem_size);
+    EXPECT_EQ(8ull << 20, o.bar2_size);
+    EXPECT_EQ(2, o.verbosity);
+}
+
+TEST(Cli, Help) {
+    CliOptions o;
+    std::string err;
+    EXPECT_EQ(CliResult::help, parse({"--help"}, &o, &err));
+    EXPECT_NE(nullptr, strstr(cli_usage(), "--guest-mem-size"));
+}
+
+TEST(Cli, ErrorsNameTheProblem) {
+    struct Case {
+        std::vector<std::string> args;
+        const char* needle;
+    } cases[] = {
+        {{"--guest-mem", "g", "--guest-mem-size", "4096"}, "--socket"},
+        {{"--socket", "s", "--guest-mem-size", "4096"}, "--guest-mem"},
+        {{"--socket", "s", "--guest-mem", "g"}, "--guest-mem-size"},
+        {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "12x"}, "12x"},
+        {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "-5"}, "-5"},
+        {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "4097"}, "4096"},
+        {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "1M", "--bar2-size", "3M"},
+         "power of two"},
+        {{"--socket"}, "needs a value"},
+        {{"--bogus"}, "--bogus"},
+    };
+    for (auto& c : cases) {
+        CliOptions o;
+        std::string err;
+        EXPECT_EQ(CliResult::error, parse(c.args, &o, &err)) << c.needle;
+        EXPECT_NE(std::string::npos, err.find(c.needle)) << err;
+    }
+}
+
+TEST(Cli, SizeParsing) {
+    uint64_t v;
+    EXPECT_TRUE(parse_size("0x1000", &v));
+    EXPECT_EQ(4096u, v);
+    EXPECT_TRUE(parse_size("2G", &v));
+    EXPECT_EQ(2ull << 30, v);
+    EXPECT_TRUE(parse_size("64k", &v));
+    EXPECT_EQ(65536u, v);
+    EXPECT_FALSE(parse_size("", &v));
+    EXPECT_FALSE(parse_size("1MB", &v));
+    EXPECT_FALSE(parse_size("99999999999999999999", &v));
+    EXPECT_FALSE(parse_size("17179869184G", &v)); // overflows when shifted
+}
+
+} // namespace
