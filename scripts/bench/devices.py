@@ -1,0 +1,44 @@
+"""Find and bring up the RDMA devices of a guest: rxe0 and vrnic0."""
+import os
+import subprocess
+
+SYS = "/sys/class/infiniband"
+
+
+def roce_v2_ipv4_gid(device):
+    """Index of the device's RoCE v2 GID that carries an IPv4 address."""
+    port = f"{SYS}/{device}/ports/1"
+    for name in sorted(os.listdir(f"{port}/gids"), key=int):
+        try:
+            with open(f"{port}/gids/{name}") as f:
+                gid = f.read().strip()
+            with open(f"{port}/gid_attrs/types/{name}") as f:
+                kind = f.read().strip()
+        except OSError:
+            continue  # unused entries cannot be read
+        if kind == "RoCE v2" and gid.startswith("0000:0000:0000:0000:0000:ffff:"):
+            return int(name)
+    raise RuntimeError(f"{device}: no RoCE v2 IPv4 GID")
+
+
+def netdev_of(device):
+    out = subprocess.run(["rdma", "link", "show", f"{device}/1"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    return out[out.index("netdev") + 1] if "netdev" in out else None
+
+
+def bring_up_rxe(netdev="eth0"):
+    if not os.path.exists(f"{SYS}/rxe0"):
+        subprocess.run(["modprobe", "rdma_rxe"], check=True)
+        subprocess.run(["rdma", "link", "add", "rxe0", "type", "rxe", "netdev", netdev], check=True)
+    return "rxe0"
+
+
+def wait_gid(device, tries=50):
+    import time
+    for _ in range(tries):
+        try:
+            return roce_v2_ipv4_gid(device)
+        except (RuntimeError, OSError):
+            time.sleep(0.1)
+    return roce_v2_ipv4_gid(device)
