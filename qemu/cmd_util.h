@@ -1,0 +1,64 @@
+// Helpers shared by the command handlers (cmd_*.cc).
+#pragma once
+
+#include "commands.h"
+#include "log.h"
+
+#include <cstring>
+
+namespace vrnic {
+
+inline CmdResult cmd_ok() {
+    return {VRNIC_CMD_STATUS_OK, 0};
+}
+
+// Fails a command with a status, the line of the failed check as syndrome,
+// and a debug log line saying why.
+#define CMD_FAIL(st, why)                                                                          \
+    do {                                                                                           \
+        LOG_DBG("command failed: %s (status %u, syndrome %u)", why, unsigned(st), __LINE__);       \
+        return CmdResult{static_cast<uint32_t>(st), __LINE__};                                     \
+    } while (0)
+
+template <size_t N> inline bool all_zero(const uint8_t (&a)[N]) {
+    for (uint8_t b : a)
+        if (b)
+            return false;
+    return true;
+}
+
+// A device ring in guest RAM: non-zero, VRNIC_RING_ALIGN-aligned, at most
+// VRNIC_RING_MAX_BYTES, wholly inside guest RAM. Returns a status.
+inline uint32_t check_ring(const DeviceState& d, uint64_t base, uint64_t bytes) {
+    if (bytes > VRNIC_RING_MAX_BYTES)
+        return VRNIC_CMD_STATUS_BAD_PARAM;
+    if (base == 0 || base % VRNIC_RING_ALIGN || !d.mem.at(base, bytes))
+        return VRNIC_CMD_STATUS_BAD_ADDR;
+    return VRNIC_CMD_STATUS_OK;
+}
+
+inline uint32_t log2_floor(uint32_t v) {
+    return 31 - __builtin_clz(v);
+}
+
+// Per-area handlers, dispatched from execute_command().
+CmdResult cmd_query_device(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_query_port(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_alloc_uctx(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_dealloc_uctx(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_create_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_destroy_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_dereg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_create_eq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_destroy_eq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_create_cq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_destroy_cq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_resize_cq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_query_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+
+} // namespace vrnic

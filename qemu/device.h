@@ -1,0 +1,57 @@
+// One vrnic device: the state of one attached VM and the single-threaded
+// step that drives it. The port thread calls poll_once() in a loop; unit
+// tests call it directly, which makes them deterministic.
+#pragma once
+
+#include "device_state.h"
+#include "eth_rings.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace vrnic {
+
+class Device {
+  public:
+    // Raises MSI-X vector v in the guest.
+    using IrqFn = std::function<void(uint32_t vector)>;
+
+    // Powers the device on: BAR2 (size p.bar2_size at bar2) gets its
+    // identity, capabilities and READY (section 5.1).
+    Device(const GuestMemory& mem, uint8_t* bar2, const DeviceParams& p, IrqFn irq,
+           Clock clock = monotonic_ns);
+
+    // One pass: reset/bring-up control, the command queue, every active QP,
+    // Ethernet TX, CQ arm processing, then the interrupts of the pass. True
+    // when anything was done.
+    bool poll_once();
+
+    // The idle handshake (section 8): on entering sleep, set NEED_WAKEUP
+    // everywhere and fence; the caller then rescans with poll_once() before
+    // blocking. On waking, clear it.
+    void set_need_wakeup(bool on);
+
+    // When the next timed event is due (RNR retry, heartbeat), in d.now ns.
+    uint64_t next_deadline() const;
+
+    void set_frame_sink(FrameSink sink) { sink_ = std::move(sink); }
+    bool deliver_frame(const uint8_t* frame, uint32_t len);
+
+    DeviceState& state() { return d_; }
+
+    static constexpr uint64_t kHeartbeatPeriodNs = 50'000'000;
+
+  private:
+    bool check_control();
+    void reset(uint32_t req);
+    void latch_rings();
+    void heartbeat();
+    void deliver_irqs();
+
+    DeviceState d_;
+    IrqFn irq_;
+    FrameSink sink_;
+    uint64_t last_heartbeat_ = 0;
+};
+
+} // namespace vrnic

@@ -1,0 +1,42 @@
+// The capabilities this model advertises in the register page
+// (device-interface.md section 20).
+#pragma once
+
+#include <vrnic_dev.h>
+
+#include <cstdint>
+
+namespace vrnic {
+
+struct DeviceParams {
+    uint64_t bar2_size = VRNIC_BAR2_SIZE;
+    uint32_t num_vectors = VRNIC_NUM_VECTORS;
+    uint32_t max_qp = 16384;
+    uint32_t max_cq = 16384;
+    uint32_t max_mr = 65536;
+    uint32_t max_pd = 16384;
+    uint32_t max_qp_wr = 4096;
+    uint32_t max_sge = 16;
+    uint32_t max_inline = 256;
+    uint32_t max_cqe = 65536;
+    uint32_t max_eqe = 65536;
+    uint64_t max_mr_size = 1ull << 40;
+    uint64_t page_size_cap = 0x7ffff000ull;
+    uint32_t max_msg_sz = 1u << 31;
+    uint32_t max_rd_atom = 16;
+    uint32_t gid_tbl_len = 16;
+    uint32_t eth_max_mtu = 9000;
+    uint8_t mac[6] = {0x52, 0x54, 0x00, 0x56, 0x52, 0x01};
+    uint64_t node_guid = 0x5254005652010001ull;
+
+    uint32_t db_page_count() const {
+        return static_cast<uint32_t>(bar2_size / VRNIC_PAGE_SIZE) - 1;
+    }
+    uint32_t max_uctx() const { return db_page_count() - 1; }
+    uint32_t max_comp_eqs() const { return num_vectors - VRNIC_IRQ_COMP_BASE; }
+};
+
+// Model version reported in fw_version.
+constexpr uint64_t kFwVersion = (1ull << 32) | (0ull << 16) | 0;
+
+} // namespace vrnic

@@ -1,0 +1,91 @@
+// Everything one device (one attached VM) knows, shared by its units: the
+// command processor, the QP engine, the event path and the Ethernet rings.
+// Only the device's own thread touches it.
+#pragma once
+
+#include "bar2.h"
+#include "device_params.h"
+#include "guest_memory.h"
+#include "handle_table.h"
+#include "objects.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace vrnic {
+
+// Monotonic nanoseconds; injectable so tests control RNR timers.
+using Clock = std::function<uint64_t()>;
+uint64_t monotonic_ns();
+
+struct GidEntry {
+    bool valid = false;
+    uint8_t gid[16] = {};
+};
+
+// The objects a reset forgets (section 5.2).
+struct Objects {
+    explicit Objects(const DeviceParams& p)
+        : uctxs(p.max_uctx()), pds(p.max_pd), mrs(p.max_mr), cqs(p.max_cq), qps(p.max_qp),
+          eqs(p.max_comp_eqs()), gids(p.gid_tbl_len), page_owner(p.db_page_count() + 1, nullptr) {
+        kernel_uctx.handle = VRNIC_UCTX_KERNEL;
+        kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
+    }
+    Uctx kernel_uctx;
+    HandleTable<Uctx> uctxs;
+    HandleTable<Pd> pds;
+    HandleTable<Mr> mrs;
+    HandleTable<Cq> cqs;
+    HandleTable<Qp> qps;
+    HandleTable<Eq> eqs;
+    std::vector<GidEntry> gids;
+    std::vector<Uctx*> page_owner; // doorbell page -> user context
+    std::vector<Qp*> active_qps;   // QPs not in RESET: the engine polls these
+    std::vector<Cq*> dirty_cqs;    // CQs with an unfinished CQE batch
+    Eq* kernel_eq_slots[VRNIC_DB_SLOTS_PER_PAGE] = {};
+};
+
+// The latched ring configuration (section 5.3).
+struct RingConfig {
+    uint64_t cmdq_base = 0;
+    uint32_t cmdq_log_depth = 0;
+    uint64_t tx_base = 0, rx_base = 0;
+    uint32_t tx_log_depth = 0, rx_log_depth = 0;
+};
+
+struct DeviceState {
+    DeviceState(const GuestMemory& m, uint8_t* bar2_base, const DeviceParams& p, Clock c)
+        : mem(m), bar2(bar2_base, p.bar2_size), params(p), now(std::move(c)),
+          obj(std::make_unique<Objects>(p)) {}
+
+    const GuestMemory& mem;
+    Bar2 bar2;
+    DeviceParams params;
+    Clock now;
+
+    bool driver_ok = false;
+    bool fatal = false;
+    RingConfig rings;
+    uint32_t cmdq_ci = 0;
+    Eq aeq; // EQ 0, configured at DRIVER_OK
+    bool aeq_enabled = false;
+    uint32_t tx_ci = 0, rx_ci = 0;
+    bool tx_stopped = false, rx_stopped = false;
+
+    std::unique_ptr<Objects> obj;
+    uint64_t irq_pending = 0; // vectors to raise at the end of this pass
+
+    void raise(uint32_t vector) {
+        if (vector < 64)
+            irq_pending |= 1ull << vector;
+    }
+    Uctx* find_uctx(uint32_t h) const {
+        return h == VRNIC_UCTX_KERNEL ? &obj->kernel_uctx : obj->uctxs.find(h);
+    }
+    vrnic_regs* regs() const { return bar2.regs(); }
+};
+
+} // namespace vrnic

@@ -1,0 +1,24 @@
+// The Ethernet function's TX and RX descriptor rings (device-interface.md
+// section 17). Frame switching between VMs comes later: TX hands each valid
+// frame to a sink (none yet: frames complete DONE and are discarded) and RX
+// takes frames from whoever delivers them.
+#pragma once
+
+#include "device_state.h"
+
+#include <cstdint>
+#include <functional>
+
+namespace vrnic {
+
+// Receives a transmitted frame; returns false if it could not be delivered.
+using FrameSink = std::function<bool(const uint8_t* frame, uint32_t len)>;
+
+// Completes every posted TX descriptor; true when there were any.
+bool eth_poll_tx(DeviceState& d, const FrameSink& sink);
+
+// Places one frame into the next posted RX buffer. False when dropped (RX
+// disabled or stopped, no buffer posted, buffer too small).
+bool eth_deliver_rx(DeviceState& d, const uint8_t* frame, uint32_t len);
+
+} // namespace vrnic

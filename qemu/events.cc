@@ -1,0 +1,136 @@
+#include "events.h"
+
+#include "log.h"
+#include "shared_word.h"
+
+#include <cstring>
+
+namespace vrnic {
+
+namespace {
+
+uint32_t eq_consumer(DeviceState& d, const Eq& eq) {
+    if (eq.db_slot == 0)
+        return load_acquire(&d.regs()->aeq_ci);
+    return load_acquire(&d.bar2.slot(VRNIC_KERNEL_DB_PAGE, eq.db_slot)->eq.ci);
+}
+
+} // namespace
+
+bool post_eqe(DeviceState& d, Eq& eq, uint8_t type, uint32_t obj, uint64_t aux) {
+    uint32_t depth = 1u << eq.log_depth;
+    uint32_t ci = eq_consumer(d, eq);
+    // Full or an out-of-range ci: never overwrite what the guest may not
+    // have consumed (11.4).
+    if (ring_used(eq.pi, ci) >= depth) {
+        vrnic_regs* r = d.regs();
+        store_release(&r->eq_overflow, load_relaxed(&r->eq_overflow) + 1);
+        LOG_WARN("EQ %u full: dropped event type %u obj %u", eq.eqn, type, obj);
+        return false;
+    }
+    uint64_t gpa = eq.ring + uint64_t(eq.pi & (depth - 1)) * VRNIC_EQE_SIZE;
+    auto* e = reinterpret_cast<vrnic_eqe*>(d.mem.at(gpa, VRNIC_EQE_SIZE));
+    if (!e) // validated at creation; cannot happen
+        return false;
+    store_relaxed(&e->type, type);
+    store_relaxed(&e->reserved, uint16_t(0));
+    store_relaxed(&e->obj, obj);
+    store_relaxed(&e->aux, aux);
+    store_release(&e->owner, VRNIC_PHASE(eq.pi, eq.log_depth));
+    eq.pi++;
+    if (eq.db_slot == 0)
+        store_release(&d.regs()->aeq_pi, eq.pi);
+    d.raise(eq.vector);
+    return true;
+}
+
+void post_async_event(DeviceState& d, uint8_t type, uint32_t obj, uint64_t aux) {
+    LOG_DBG("async event type %u obj %u aux %llu", type, obj, (unsigned long long)aux);
+    if (d.aeq_enabled)
+        post_eqe(d, d.aeq, type, obj, aux);
+}
+
+bool post_cqe(DeviceState& d, Cq& cq, const vrnic_cqe& cqe, bool triggers_solicited) {
+    if (cq.error)
+        return false;
+    uint32_t depth = 1u << cq.log_depth;
+    uint32_t ci = load_acquire(&d.bar2.slot(cq.uctx->db_page, cq.db_slot)->cq.ci);
+    uint32_t used = ring_used(cq.pi, ci);
+    if (used >= depth) {
+        // == depth: overflow; > depth: the guest wrote an impossible ci.
+        cq.error = true;
+        LOG_INFO("CQ %u %s (pi %u ci %u depth %u): CQ error", cq.cqn,
+                 used == depth ? "overflow" : "invalid consumer index", cq.pi, ci, depth);
+        post_async_event(d, VRNIC_EQE_CQ_ERROR, cq.cqn);
+        return false;
+    }
+    uint64_t gpa = cq.ring + uint64_t(cq.pi & (depth - 1)) * VRNIC_CQE_SIZE;
+    auto* dst = d.mem.at(gpa, VRNIC_CQE_SIZE);
+    if (!dst)
+        return false;
+    // Everything but the owner byte, then the owner byte with release.
+    constexpr size_t owner_off = offsetof(vrnic_cqe, owner);
+    memcpy(dst, &cqe, owner_off);
+    memcpy(dst + owner_off + 1, reinterpret_cast<const uint8_t*>(&cqe) + owner_off + 1,
+           VRNIC_CQE_SIZE - owner_off - 1);
+    store_release(dst + owner_off, VRNIC_PHASE(cq.pi, cq.log_depth));
+    cq.pi++;
+    if (!cq.batch_pending) {
+        cq.batch_pending = true;
+        d.obj->dirty_cqs.push_back(&cq);
+    }
+    cq.batch_solicited_or_error |= triggers_solicited;
+    return true;
+}
+
+void finish_cq_batches(DeviceState& d) {
+    auto& dirty = d.obj->dirty_cqs;
+    if (dirty.empty())
+        return;
+    // Pairs with the guest's arm store -> fence -> poll (12.3).
+    full_fence();
+    for (Cq* cq : dirty) {
+        uint32_t arm = load_acquire(&d.bar2.slot(cq->uctx->db_page, cq->db_slot)->cq.arm);
+        uint16_t next = static_cast<uint16_t>(VRNIC_CQ_ARM_NEXT_SN(arm));
+        uint16_t sol = static_cast<uint16_t>(VRNIC_CQ_ARM_SOL_SN(arm));
+        if (next != cq->last_next)
+            cq->armed = CqArm::next;
+        if (sol != cq->last_sol && cq->armed == CqArm::none)
+            cq->armed = CqArm::solicited;
+        cq->last_next = next;
+        cq->last_sol = sol;
+        if (cq->armed == CqArm::next ||
+            (cq->armed == CqArm::solicited && cq->batch_solicited_or_error)) {
+            post_eqe(d, *cq->eq, VRNIC_EQE_COMP, cq->cqn);
+            cq->armed = CqArm::none;
+        }
+        cq->batch_pending = false;
+        cq->batch_solicited_or_error = false;
+    }
+    dirty.clear();
+}
+
+void publish_page_status(DeviceState& d, bool need_wakeup) {
+    uint32_t bits =
+        (need_wakeup ? VRNIC_DB_STATUS_NEED_WAKEUP : 0) | (d.fatal ? VRNIC_DB_STATUS_FATAL : 0);
+    d.bar2.set_page_status(VRNIC_KERNEL_DB_PAGE, bits);
+    auto& owner = d.obj->page_owner;
+    for (uint32_t p = VRNIC_FIRST_UCTX_DB_PAGE; p < owner.size(); p++)
+        if (owner[p] || d.fatal)
+            d.bar2.set_page_status(p, bits);
+}
+
+void enter_fatal(DeviceState& d, vrnic_fatal_code code) {
+    if (d.fatal)
+        return;
+    LOG_ERR("device fatal error, code %u", code);
+    d.fatal = true;
+    vrnic_regs* r = d.regs();
+    store_release(&r->fatal_code, uint32_t(code));
+    store_release(&r->device_status, load_relaxed(&r->device_status) | VRNIC_DEV_STATUS_FATAL);
+    publish_page_status(d, load_relaxed(&r->need_wakeup) != 0);
+    post_async_event(d, VRNIC_EQE_DEVICE_FATAL, code);
+    d.raise(VRNIC_IRQ_ADMIN);
+}
+
+} // namespace vrnic

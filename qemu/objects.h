@@ -1,0 +1,111 @@
+// The device's objects (what a real RNIC keeps in its context tables). They
+// hold only values the device validated; pointers between objects are safe
+// because an object cannot be destroyed while another references it (BUSY).
+#pragma once
+
+#include <vrnic_dev.h>
+
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+namespace vrnic {
+
+struct Uctx {
+    uint32_t handle = 0;
+    uint32_t db_page = 0;
+    uint32_t refs = 0; // PDs, CQs, QPs
+    std::bitset<VRNIC_DB_SLOTS_PER_PAGE> slot_used;
+
+    // A free object slot (1..511), or 0 when the page is full.
+    uint32_t alloc_slot() {
+        for (uint32_t s = VRNIC_DB_FIRST_OBJ_SLOT; s < VRNIC_DB_SLOTS_PER_PAGE; s++)
+            if (!slot_used[s]) {
+                slot_used[s] = true;
+                return s;
+            }
+        return 0;
+    }
+    void free_slot(uint32_t s) { slot_used[s] = false; }
+};
+
+struct Pd {
+    uint32_t handle = 0;
+    Uctx* uctx = nullptr;
+    uint32_t refs = 0; // MRs, QPs
+};
+
+struct Mr {
+    uint32_t key = 0; // handle == lkey == rkey
+    Pd* pd = nullptr;
+    uint32_t access = 0;
+    bool phys = false; // kernel DMA MR: address == GPA
+    uint64_t iova = 0;
+    uint64_t length = 0;
+    uint32_t page_shift = 12;
+    std::vector<uint64_t> pages; // GPAs, validated at registration
+};
+
+struct Eq {
+    uint32_t eqn = 0;
+    uint64_t ring = 0;
+    uint32_t log_depth = 0;
+    uint32_t vector = 0;
+    uint32_t db_slot = 0; // in page 1; 0 for the async EQ (ci in regs)
+    uint32_t pi = 0;
+    uint32_t refs = 0; // CQs
+};
+
+enum class CqArm : uint8_t { none, solicited, next };
+
+struct Cq {
+    uint32_t cqn = 0;
+    Uctx* uctx = nullptr;
+    Eq* eq = nullptr;
+    uint64_t ring = 0;
+    uint32_t log_depth = 0;
+    uint32_t db_slot = 0;
+    uint32_t pi = 0;
+    uint16_t last_next = 0, last_sol = 0;
+    CqArm armed = CqArm::none;
+    bool error = false;
+    uint32_t refs = 0; // QPs
+    // The batch of CQEs written since the last arm check.
+    bool batch_pending = false;
+    bool batch_solicited_or_error = false;
+};
+
+struct Qp {
+    uint32_t qpn = 0;
+    Uctx* uctx = nullptr;
+    Pd* pd = nullptr;
+    Cq* send_cq = nullptr;
+    Cq* recv_cq = nullptr;
+    uint16_t create_flags = 0;
+    uint64_t sq_addr = 0, rq_addr = 0;
+    uint32_t sq_log_depth = 0, sq_wqe_shift = 0;
+    uint32_t rq_log_depth = 0, rq_wqe_shift = 0;
+    uint32_t max_send_sge = 0, max_recv_sge = 0, max_inline = 0;
+    uint32_t db_slot = 0;
+
+    vrnic_qp_state state = VRNIC_QPS_RESET;
+    vrnic_qp_attr attr{}; // last values set; qp_state mirrors `state`
+
+    // Engine state: device consumer indices, free-running.
+    uint32_t sq_ci = 0, rq_ci = 0;
+    bool sq_pi_bad = false, rq_pi_bad = false;
+    bool comm_est_sent = false;
+    bool sq_drained_pending = false;
+    // RNR: the head SQ WQE waits for a receive at the responder.
+    bool rnr_waiting = false;
+    uint32_t rnr_retries = 0;    // timer-driven retries so far
+    uint64_t rnr_deadline = 0;   // ns, next timer retry
+    uint32_t rnr_resp_qpn = 0;   // the responder waited on
+    uint32_t rnr_resp_rq_pi = 0; // its producer index when we last looked
+
+    uint32_t sq_depth() const { return 1u << sq_log_depth; }
+    uint32_t rq_depth() const { return 1u << rq_log_depth; }
+    bool in_active_list = false;
+};
+
+} // namespace vrnic

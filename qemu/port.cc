@@ -1,0 +1,112 @@
+#include "port.h"
+
+#include "device.h"
+#include "log.h"
+#include "shared_region.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <poll.h>
+#include <vector>
+
+namespace vrnic {
+
+std::unique_ptr<Port> Port::create(PortConfig cfg, std::string* err) {
+    auto l = IvshmemListener::listen(cfg.socket_path, err);
+    if (!l)
+        return nullptr;
+    return std::unique_ptr<Port>(new Port(std::move(cfg), std::move(l)));
+}
+
+bool Port::run(const std::atomic<bool>& stop, int stop_fd) {
+    LOG_INFO("listening on %s", listener_->path().c_str());
+    while (!stop.load()) {
+        pollfd p[2] = {{listener_->fd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR) {
+            LOG_ERR("poll: %s", strerror(errno));
+            return false;
+        }
+        if (stop.load())
+            break;
+        UniqueFd conn = listener_->accept();
+        if (conn && !serve(std::move(conn), stop, stop_fd))
+            return false;
+    }
+    return true;
+}
+
+void Port::refuse_extra_clients() {
+    while (UniqueFd extra = listener_->accept())
+        LOG_WARN("refusing a second QEMU on %s: one VM per socket", listener_->path().c_str());
+}
+
+bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
+    std::string err;
+    // BAR2 is initialised (READY) before QEMU learns its fd.
+    auto bar2 = SharedRegion::create("vrnic-bar2", cfg_.params.bar2_size, &err);
+    if (!bar2) {
+        LOG_ERR("%s", err.c_str());
+        return false;
+    }
+    std::unique_ptr<IvshmemLink> link;
+    Device dev(*cfg_.mem, bar2->data(), cfg_.params, [&link](uint32_t v) { link->raise_irq(v); });
+    link = IvshmemLink::establish(std::move(conn), bar2->fd(), cfg_.params.num_vectors,
+                                  cfg_.client_id, &err);
+    if (!link) {
+        LOG_WARN("%s; waiting for the next connection", err.c_str());
+        return true;
+    }
+    LOG_INFO("VM connected (peer %lld, %u vectors, BAR2 %llu KiB)", (long long)cfg_.client_id,
+             cfg_.params.num_vectors, (unsigned long long)(cfg_.params.bar2_size >> 10));
+
+    std::vector<pollfd> fds;
+    fds.push_back({link->conn_fd(), POLLIN, 0});
+    fds.push_back({listener_->fd(), POLLIN, 0});
+    fds.push_back({stop_fd, POLLIN, 0});
+    const size_t first_kick = fds.size();
+    for (uint32_t v = 0; v < link->vectors(); v++)
+        fds.push_back({link->doorbell_fd(v), POLLIN, 0});
+
+    uint64_t last_work = monotonic_ns();
+    while (!stop.load(std::memory_order_relaxed)) {
+        if (dev.poll_once()) {
+            last_work = monotonic_ns();
+            continue;
+        }
+        const uint64_t now = monotonic_ns();
+        if (now - last_work < cfg_.idle_ns) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        // Idle: announce the sleep, then rescan once (section 8).
+        dev.set_need_wakeup(true);
+        if (dev.poll_once()) {
+            dev.set_need_wakeup(false);
+            last_work = monotonic_ns();
+            continue;
+        }
+        uint64_t deadline = dev.next_deadline();
+        uint64_t wait_ns = deadline > now ? deadline - now : 0;
+        int timeout_ms = static_cast<int>(std::min<uint64_t>(wait_ns / 1'000'000 + 1, 100));
+        int n = poll(fds.data(), fds.size(), timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            LOG_ERR("poll: %s", strerror(errno));
+            return false;
+        }
+        for (size_t i = first_kick; i < fds.size(); i++)
+            if (fds[i].revents)
+                link->drain_doorbell(static_cast<uint32_t>(i - first_kick));
+        if (fds[0].revents && link->peer_closed()) {
+            LOG_INFO("VM disconnected: freeing its device state");
+            break;
+        }
+        if (fds[1].revents)
+            refuse_extra_clients();
+        dev.set_need_wakeup(false);
+        last_work = monotonic_ns();
+    }
+    return true;
+}
+
+} // namespace vrnic

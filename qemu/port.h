@@ -1,0 +1,48 @@
+// One ivshmem socket: it serves one attached VM at a time with a fresh
+// Device, on its own thread (the device's poll loop). When QEMU goes away the
+// VM's device state is freed and the port waits for the next connection.
+// Several ports (one per VM) can run side by side; the fabric between them
+// comes later.
+#pragma once
+
+#include "device_params.h"
+#include "guest_memory.h"
+#include "ivshmem_transport.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace vrnic {
+
+struct PortConfig {
+    std::string socket_path;
+    const GuestMemory* mem = nullptr;
+    DeviceParams params;
+    int64_t client_id = 1; // the ivshmem peer ID QEMU gets (IVPosition)
+    // Busy-poll this long without work before sleeping (section 8).
+    uint64_t idle_ns = 100'000;
+};
+
+class Port {
+  public:
+    // Binds the socket: it exists when this returns.
+    static std::unique_ptr<Port> create(PortConfig cfg, std::string* err);
+
+    // The thread body. Returns when `stop` is set (stop_fd becomes readable
+    // then too); false on an unrecoverable error.
+    bool run(const std::atomic<bool>& stop, int stop_fd);
+
+  private:
+    explicit Port(PortConfig cfg, std::unique_ptr<IvshmemListener> l)
+        : cfg_(std::move(cfg)), listener_(std::move(l)) {}
+    // Runs one VM until it disconnects or stop is set; false on error.
+    bool serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd);
+    void refuse_extra_clients();
+
+    PortConfig cfg_;
+    std::unique_ptr<IvshmemListener> listener_;
+};
+
+} // namespace vrnic

@@ -1,0 +1,54 @@
+#include "qp_control.h"
+
+#include "events.h"
+#include "log.h"
+#include "shared_word.h"
+
+#include <algorithm>
+
+namespace vrnic {
+
+void qp_set_active(DeviceState& d, Qp& qp, bool active) {
+    if (qp.in_active_list == active)
+        return;
+    auto& list = d.obj->active_qps;
+    if (active)
+        list.push_back(&qp);
+    else
+        list.erase(std::find(list.begin(), list.end(), &qp));
+    qp.in_active_list = active;
+}
+
+void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
+    if (qp.state != VRNIC_QPS_ERR)
+        LOG_DBG("QP %u: %u -> ERR", qp.qpn, qp.state);
+    qp.state = VRNIC_QPS_ERR;
+    qp.attr.qp_state = VRNIC_QPS_ERR;
+    qp.rnr_waiting = false;
+    qp.sq_drained_pending = false;
+    qp_set_active(d, qp, true);
+    if (async_event)
+        post_async_event(d, async_event, qp.qpn);
+}
+
+void qp_enter_reset(DeviceState& d, Qp& qp) {
+    qp.sq_ci = qp_sq_pi(d, qp);
+    qp.rq_ci = qp_rq_pi(d, qp);
+    qp.sq_pi_bad = qp.rq_pi_bad = false;
+    qp.state = VRNIC_QPS_RESET;
+    qp.attr = vrnic_qp_attr{};
+    qp.comm_est_sent = false;
+    qp.rnr_waiting = false;
+    qp.sq_drained_pending = false;
+    qp_set_active(d, qp, false);
+}
+
+uint32_t qp_sq_pi(const DeviceState& d, const Qp& qp) {
+    return load_acquire(&d.bar2.slot(qp.uctx->db_page, qp.db_slot)->qp.sq_pi);
+}
+
+uint32_t qp_rq_pi(const DeviceState& d, const Qp& qp) {
+    return load_acquire(&d.bar2.slot(qp.uctx->db_page, qp.db_slot)->qp.rq_pi);
+}
+
+} // namespace vrnic

@@ -1,0 +1,276 @@
+// The requester half of RC: SQ polling, WQE validation, destination lookup,
+// RNR retries, send completions and flushing (device-interface.md 13, 14).
+#include "qp_engine.h"
+
+#include "engine_internal.h"
+#include "events.h"
+#include "log.h"
+#include "mr.h"
+#include "qp_control.h"
+#include "shared_word.h"
+
+#include <cstring>
+
+namespace vrnic {
+
+namespace {
+
+// WQEs one QP may execute per pass, so one busy QP cannot starve the rest.
+constexpr unsigned kSqBudget = 64;
+
+enum class Outcome { consumed, rnr_wait };
+
+uint8_t cqe_opcode(uint8_t wr_opcode) {
+    switch (wr_opcode) {
+    case VRNIC_WR_RDMA_WRITE:
+    case VRNIC_WR_RDMA_WRITE_WITH_IMM:
+        return VRNIC_CQE_OP_RDMA_WRITE;
+    case VRNIC_WR_RDMA_READ:
+        return VRNIC_CQE_OP_RDMA_READ;
+    case VRNIC_WR_ATOMIC_CMP_AND_SWP:
+        return VRNIC_CQE_OP_COMP_SWAP;
+    case VRNIC_WR_ATOMIC_FETCH_AND_ADD:
+        return VRNIC_CQE_OP_FETCH_ADD;
+    default:
+        return VRNIC_CQE_OP_SEND;
+    }
+}
+
+bool is_atomic(uint8_t op) {
+    return op == VRNIC_WR_ATOMIC_CMP_AND_SWP || op == VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+// Completes the SQ WQE at the head; an error also moves the QP to ERR.
+void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t status,
+                   uint64_t len, uint32_t vendor) {
+    const bool signaled = status != VRNIC_WC_SUCCESS || (h.flags & VRNIC_WQE_F_SIGNALED) ||
+                          (qp.create_flags & VRNIC_QP_F_SQ_SIG_ALL);
+    if (status != VRNIC_WC_SUCCESS)
+        LOG_DBG("QP %u WQE %u: status %u vendor_err %u", qp.qpn, qp.sq_ci, status, vendor);
+    if (signaled) {
+        vrnic_cqe c{};
+        c.wr_id = h.wr_id;
+        c.qpn = qp.qpn;
+        c.opcode = cqe_opcode(h.opcode);
+        c.status = status;
+        c.vendor_err = vendor;
+        c.wqe_idx = qp.sq_ci;
+        if (status == VRNIC_WC_SUCCESS)
+            c.byte_len = is_atomic(h.opcode) ? 8 : static_cast<uint32_t>(len);
+        write_cqe_or_fail_qp(d, qp, *qp.send_cq, c, status != VRNIC_WC_SUCCESS);
+    }
+    if (status != VRNIC_WC_SUCCESS)
+        qp_enter_error(d, qp);
+}
+
+// Local checks of 14.1 steps 1-3 on the private copy `w` (header + payload).
+// Returns 0 and fills `msg`, or the failing status with `*vendor` set.
+uint8_t check_local(DeviceState& d, Qp& qp, const uint8_t* w, LocalMsg* msg, uint32_t* vendor) {
+    const auto& h = *reinterpret_cast<const vrnic_send_wqe_hdr*>(w);
+    if (h.opcode > VRNIC_WR_ATOMIC_FETCH_AND_ADD)
+        return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
+    if (h.flags & ~uint8_t(VRNIC_WQE_F_ALL))
+        return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
+    if (h.num_sge > qp.max_send_sge)
+        return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;
+    const bool atomic = is_atomic(h.opcode);
+    if (h.flags & VRNIC_WQE_F_INLINE) {
+        const auto* ih = reinterpret_cast<const vrnic_inline_hdr*>(w + VRNIC_SEND_WQE_HDR_SIZE);
+        if (h.opcode == VRNIC_WR_RDMA_READ || atomic || h.num_sge || ih->length > qp.max_inline)
+            return *vendor = kVeBadInline, VRNIC_WC_LOC_QP_OP_ERR;
+        msg->is_inline = true;
+        msg->inline_data =
+            const_cast<uint8_t*>(w) + VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE;
+        msg->len = ih->length;
+        return VRNIC_WC_SUCCESS;
+    }
+    const auto* sge = reinterpret_cast<const vrnic_sge*>(w + VRNIC_SEND_WQE_HDR_SIZE);
+    if (atomic &&
+        (d.regs()->atomic_cap == VRNIC_ATOMIC_NONE || h.num_sge != 1 || sge[0].length != 8))
+        return *vendor = kVeBadAtomicSge, VRNIC_WC_LOC_QP_OP_ERR;
+    uint64_t len = 0;
+    for (unsigned i = 0; i < h.num_sge; i++)
+        len += sge[i].length;
+    if (len > d.params.max_msg_sz)
+        return *vendor = kVeMsgTooLong, VRNIC_WC_LOC_LEN_ERR;
+    // READ results and atomic originals are written into local memory.
+    const bool writes_local = h.opcode == VRNIC_WR_RDMA_READ || atomic;
+    for (unsigned i = 0; i < h.num_sge; i++) {
+        const vrnic_sge& s = sge[i];
+        if (s.length == 0)
+            continue;
+        const Mr* mr = d.obj->mrs.find(s.lkey);
+        if (!mr || mr->pd != qp.pd)
+            return *vendor = kVeBadLkey, VRNIC_WC_LOC_PROT_ERR;
+        if (!mr_contains(d.mem, *mr, s.addr, s.length))
+            return *vendor = kVeLocalBounds, VRNIC_WC_LOC_PROT_ERR;
+        if (writes_local && !(mr->access & VRNIC_ACCESS_LOCAL_WRITE))
+            return *vendor = kVeNoLocalWrite, VRNIC_WC_LOC_PROT_ERR;
+        msg->sge[msg->nsge++] = {mr, s.addr, s.length};
+    }
+    msg->len = len;
+    return VRNIC_WC_SUCCESS;
+}
+
+// The responder for this requester (14.1 "Destination"), or nullptr.
+Qp* find_responder(DeviceState& d, Qp& qp) {
+    bool own_gid = false;
+    for (const GidEntry& g : d.obj->gids)
+        if (g.valid && !memcmp(g.gid, qp.attr.av.dgid, sizeof(g.gid)))
+            own_gid = true;
+    if (!own_gid)
+        return nullptr;
+    Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
+    if (!r || r->attr.dest_qpn != qp.qpn)
+        return nullptr;
+    if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
+        return nullptr;
+    return r;
+}
+
+// Executes the WQE at sq_ci. `rnr_counted`: this attempt is a timer-driven
+// RNR retry.
+Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
+    const uint32_t stride = 1u << qp.sq_wqe_shift;
+    const uint64_t gpa = qp.sq_addr + (uint64_t(qp.sq_ci & (qp.sq_depth() - 1)) << qp.sq_wqe_shift);
+    // One private copy of the whole slot; everything below reads the copy.
+    alignas(8) uint8_t w[1u << VRNIC_SQ_WQE_SHIFT_MAX];
+    if (!d.mem.read(gpa, w, stride)) { // validated at CREATE_QP
+        vrnic_send_wqe_hdr none{};
+        complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
+        return Outcome::consumed;
+    }
+    const auto& h = *reinterpret_cast<const vrnic_send_wqe_hdr*>(w);
+    LocalMsg msg;
+    uint32_t vendor = 0;
+    if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {
+        complete_send(d, qp, h, st, 0, vendor);
+        return Outcome::consumed;
+    }
+    Qp* resp = find_responder(d, qp);
+    if (!resp) {
+        complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
+        return Outcome::consumed;
+    }
+    Delivery r = respond(d, qp, *resp, h, msg);
+    if (r.rnr) {
+        const uint8_t limit = qp.attr.rnr_retry;
+        if (!qp.rnr_waiting) {
+            qp.rnr_waiting = true;
+            qp.rnr_retries = 0;
+        } else if (rnr_counted) {
+            qp.rnr_retries++;
+        }
+        if (limit != 7 && qp.rnr_retries >= limit) {
+            qp.rnr_waiting = false;
+            complete_send(d, qp, h, VRNIC_WC_RNR_RETRY_EXC_ERR, 0, kVeRnrExceeded);
+            return Outcome::consumed;
+        }
+        qp.rnr_deadline = d.now() + rnr_timer_ns(resp->attr.min_rnr_timer);
+        return Outcome::rnr_wait;
+    }
+    qp.rnr_waiting = false;
+    complete_send(d, qp, h, r.status, msg.len, r.vendor);
+    return Outcome::consumed;
+}
+
+bool process_sq(DeviceState& d, Qp& qp) {
+    bool progress = false;
+    for (unsigned n = 0; n < kSqBudget; n++) {
+        if (qp.state != VRNIC_QPS_RTS && qp.state != VRNIC_QPS_SQD)
+            break;
+        bool counted = false;
+        if (qp.rnr_waiting) {
+            Qp* r = d.obj->qps.find(qp.rnr_resp_qpn);
+            const bool moved = r && qp_rq_pi(d, *r) != qp.rnr_resp_rq_pi;
+            if (!moved && d.now() < qp.rnr_deadline)
+                break;
+            counted = !moved;
+        } else if (qp.state == VRNIC_QPS_SQD) {
+            break; // drained: fetch nothing new
+        }
+        const uint32_t pi = qp_sq_pi(d, qp);
+        if (!ring_index_ok(pi, qp.sq_ci, qp.sq_depth())) {
+            LOG_INFO("QP %u: SQ producer index %u out of range (ci %u)", qp.qpn, pi, qp.sq_ci);
+            qp.sq_pi_bad = true;
+            qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
+            return true;
+        }
+        if (pi == qp.sq_ci)
+            break;
+        if (execute_send(d, qp, counted) == Outcome::rnr_wait)
+            break;
+        qp.sq_ci++;
+        progress = true;
+        if (qp.sq_drained_pending && qp.state == VRNIC_QPS_SQD) {
+            qp.sq_drained_pending = false;
+            post_async_event(d, VRNIC_EQE_SQ_DRAINED, qp.qpn);
+        }
+    }
+    return progress;
+}
+
+// Flushes [ci, pi) of one queue with WR_FLUSH_ERR, reading only wr_id (and
+// the opcode byte of send WQEs) from each WQE (14.3).
+bool flush_queue(DeviceState& d, Qp& qp, bool sq) {
+    const uint32_t pi = sq ? qp_sq_pi(d, qp) : qp_rq_pi(d, qp);
+    uint32_t& ci = sq ? qp.sq_ci : qp.rq_ci;
+    const uint32_t depth = sq ? qp.sq_depth() : qp.rq_depth();
+    // An invalid producer index is ignored until it is valid again.
+    if (pi == ci || !ring_index_ok(pi, ci, depth))
+        return false;
+    const uint64_t base = sq ? qp.sq_addr : qp.rq_addr;
+    const uint32_t shift = sq ? qp.sq_wqe_shift : qp.rq_wqe_shift;
+    Cq& cq = sq ? *qp.send_cq : *qp.recv_cq;
+    for (; ci != pi; ci++) {
+        const uint64_t gpa = base + (uint64_t(ci & (depth - 1)) << shift);
+        vrnic_cqe c{};
+        d.mem.read(gpa, &c.wr_id, sizeof(c.wr_id));
+        uint8_t op = 0;
+        if (sq)
+            d.mem.read(gpa + offsetof(vrnic_send_wqe_hdr, opcode), &op, 1);
+        c.qpn = qp.qpn;
+        c.opcode = sq ? cqe_opcode(op) : uint8_t(VRNIC_CQE_OP_RECV);
+        c.status = VRNIC_WC_WR_FLUSH_ERR;
+        c.wqe_idx = ci;
+        post_cqe(d, cq, c, true); // a full CQ loses the CQE; the QP is in ERR already
+    }
+    return true;
+}
+
+} // namespace
+
+uint64_t rnr_timer_ns(uint8_t enc) {
+    // IBTA table 45, in units of 10 us; code 0 means 655.36 ms.
+    static const uint32_t tenths_us[32] = {65536, 1,    2,    3,     4,     6,     8,     12,
+                                           16,    24,   32,   48,    64,    96,    128,   192,
+                                           256,   384,  512,  768,   1024,  1536,  2048,  3072,
+                                           4096,  6144, 8192, 12288, 16384, 24576, 32768, 49152};
+    return uint64_t(tenths_us[enc & 31]) * 10000;
+}
+
+bool engine_poll(DeviceState& d) {
+    bool progress = false;
+    auto& list = d.obj->active_qps;
+    // Index loop: nothing in a pass removes QPs, but entries may be added.
+    for (size_t i = 0; i < list.size(); i++) {
+        Qp& qp = *list[i];
+        if (qp.state == VRNIC_QPS_ERR) {
+            progress |= flush_queue(d, qp, true);
+            progress |= flush_queue(d, qp, false);
+        } else {
+            progress |= process_sq(d, qp);
+        }
+    }
+    return progress;
+}
+
+uint64_t engine_next_deadline(const DeviceState& d) {
+    uint64_t t = UINT64_MAX;
+    for (const Qp* qp : d.obj->active_qps)
+        if (qp->rnr_waiting && qp->rnr_deadline < t)
+            t = qp->rnr_deadline;
+    return t;
+}
+
+} // namespace vrnic

@@ -1,0 +1,277 @@
+// The responder half of RC: receive WQE consumption, rkey checks, data
+// placement, atomics, and the responder's completions and errors
+// (device-interface.md 14.1, 14.4).
+#include "engine_internal.h"
+#include "events.h"
+#include "log.h"
+#include "mr.h"
+#include "qp_control.h"
+#include "qp_engine.h"
+#include "shared_word.h"
+
+#include <cstring>
+
+namespace vrnic {
+
+void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger) {
+    if (!post_cqe(d, cq, cqe, trigger) && qp.state != VRNIC_QPS_ERR)
+        qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
+}
+
+void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
+                   uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
+                   uint32_t src_qp, bool solicited, uint32_t vendor) {
+    vrnic_cqe c{};
+    c.wr_id = wr_id;
+    c.qpn = qp.qpn;
+    c.opcode = opcode;
+    c.status = status;
+    c.wqe_idx = idx;
+    c.vendor_err = vendor;
+    if (status == VRNIC_WC_SUCCESS) {
+        c.byte_len = byte_len;
+        c.src_qp = src_qp;
+        if (with_imm) {
+            c.flags = VRNIC_CQE_F_WITH_IMM;
+            c.imm_data = imm_be;
+        }
+    }
+    write_cqe_or_fail_qp(d, qp, *qp.recv_cq, c, solicited || status != VRNIC_WC_SUCCESS);
+}
+
+namespace {
+
+enum class Fetch { ok, rnr, lost, malformed };
+
+struct RecvWqe {
+    uint64_t wr_id = 0;
+    uint32_t idx = 0;
+    unsigned nsge = 0;
+    vrnic_sge sge[kMaxWqeSge];
+};
+
+// Reads the responder's next receive WQE (without consuming it).
+Fetch fetch_recv(DeviceState& d, Qp& resp, RecvWqe* w) {
+    const uint32_t pi = qp_rq_pi(d, resp);
+    if (!ring_index_ok(pi, resp.rq_ci, resp.rq_depth())) {
+        LOG_INFO("QP %u: RQ producer index %u out of range (ci %u)", resp.qpn, pi, resp.rq_ci);
+        resp.rq_pi_bad = true;
+        qp_enter_error(d, resp, VRNIC_EQE_QP_FATAL);
+        return Fetch::lost;
+    }
+    if (pi == resp.rq_ci)
+        return Fetch::rnr;
+    const uint64_t gpa =
+        resp.rq_addr + (uint64_t(resp.rq_ci & (resp.rq_depth() - 1)) << resp.rq_wqe_shift);
+    w->idx = resp.rq_ci;
+    vrnic_recv_wqe_hdr h;
+    if (!d.mem.read(gpa, &h, sizeof(h)))
+        return Fetch::malformed;
+    w->wr_id = h.wr_id;
+    if (h.num_sge > resp.max_recv_sge)
+        return Fetch::malformed;
+    w->nsge = h.num_sge;
+    if (w->nsge && !d.mem.read(gpa + VRNIC_RECV_WQE_HDR_SIZE, w->sge, w->nsge * VRNIC_SGE_SIZE))
+        return Fetch::malformed;
+    return Fetch::ok;
+}
+
+// Resolves an rkey access at the responder (14.1 "Responder").
+uint32_t check_remote(DeviceState& d, Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
+                      uint32_t right, const Mr** out) {
+    const Mr* mr = d.obj->mrs.find(rkey);
+    if (!mr || mr->pd != resp.pd)
+        return kVeBadRkey;
+    if (!mr_contains(d.mem, *mr, addr, len))
+        return kVeRemoteBounds;
+    if (!(mr->access & right) || !(resp.attr.qp_access_flags & right))
+        return kVeRemoteRights;
+    *out = mr;
+    return kVeNone;
+}
+
+Delivery requester_error(uint8_t status, uint32_t vendor) {
+    Delivery r;
+    r.status = status;
+    r.vendor = vendor;
+    return r;
+}
+
+// Responder access violation: its QP goes to ERR with QP_ACCESS_ERR.
+Delivery remote_access_error(DeviceState& d, Qp& resp, uint32_t vendor) {
+    qp_enter_error(d, resp, VRNIC_EQE_QP_ACCESS_ERR);
+    return requester_error(VRNIC_WC_REM_ACCESS_ERR, vendor);
+}
+
+Delivery invalid_request(DeviceState& d, Qp& resp, uint32_t vendor) {
+    qp_enter_error(d, resp, VRNIC_EQE_QP_REQ_ERR);
+    return requester_error(VRNIC_WC_REM_INV_REQ_ERR, vendor);
+}
+
+// The receive WQE failed: it completes in error, the responder goes to ERR.
+Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t recv_status,
+                    uint8_t req_status, uint32_t vendor) {
+    resp.rq_ci++;
+    complete_recv(d, resp, w.wr_id, w.idx, recv_status, VRNIC_CQE_OP_RECV, 0, 0, false, req.qpn,
+                  false, vendor);
+    qp_enter_error(d, resp);
+    return requester_error(req_status, vendor);
+}
+
+// Returns Delivery with rnr set, or an error, unless the fetch succeeded.
+bool take_recv(DeviceState& d, Qp& req, Qp& resp, RecvWqe* w, Delivery* out) {
+    switch (fetch_recv(d, resp, w)) {
+    case Fetch::ok:
+        return true;
+    case Fetch::rnr:
+        req.rnr_resp_qpn = resp.qpn;
+        req.rnr_resp_rq_pi = resp.rq_ci; // pi == ci when it was empty
+        out->rnr = true;
+        return false;
+    case Fetch::lost:
+        *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
+        return false;
+    case Fetch::malformed:
+        *out = recv_error(d, req, resp, *w, VRNIC_WC_LOC_QP_OP_ERR, VRNIC_WC_REM_OP_ERR,
+                          kVeBadRecvWqe);
+        return false;
+    }
+    return false;
+}
+
+Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
+                      LocalMsg& msg) {
+    Delivery out;
+    RecvWqe w;
+    if (!take_recv(d, req, resp, &w, &out))
+        return out;
+    SgEntry dst[kMaxWqeSge];
+    unsigned n = 0;
+    uint64_t room = 0;
+    for (unsigned i = 0; i < w.nsge; i++) {
+        const vrnic_sge& s = w.sge[i];
+        if (s.length == 0)
+            continue;
+        const Mr* mr = d.obj->mrs.find(s.lkey);
+        if (!mr || mr->pd != resp.pd || !mr_contains(d.mem, *mr, s.addr, s.length) ||
+            !(mr->access & VRNIC_ACCESS_LOCAL_WRITE))
+            return recv_error(d, req, resp, w, VRNIC_WC_LOC_PROT_ERR, VRNIC_WC_REM_OP_ERR,
+                              kVeBadRecvSge);
+        dst[n++] = {mr, s.addr, s.length};
+        room += s.length;
+    }
+    if (room < msg.len)
+        return recv_error(d, req, resp, w, VRNIC_WC_LOC_LEN_ERR, VRNIC_WC_REM_INV_REQ_ERR,
+                          kVeRecvTooShort);
+    SgCursor dc(d.mem, dst, n);
+    SgCursor sc = msg.cursor(d.mem);
+    sg_copy(dc, sc, msg.len);
+    resp.rq_ci++;
+    const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
+    complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV,
+                  static_cast<uint32_t>(msg.len), h.imm_data, imm, req.qpn,
+                  h.flags & VRNIC_WQE_F_SOLICITED, 0);
+    return out;
+}
+
+Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
+                       LocalMsg& msg) {
+    Delivery out;
+    const bool imm = h.opcode == VRNIC_WR_RDMA_WRITE_WITH_IMM;
+    RecvWqe w;
+    // As in IB, the receive resource is checked before the rkey.
+    if (imm && !take_recv(d, req, resp, &w, &out))
+        return out;
+    if (msg.len) {
+        const Mr* mr = nullptr;
+        if (uint32_t ve = check_remote(d, resp, h.rdma.rkey, h.rdma.remote_addr, msg.len,
+                                       VRNIC_ACCESS_REMOTE_WRITE, &mr))
+            return remote_access_error(d, resp, ve);
+        SgEntry dst{mr, h.rdma.remote_addr, msg.len};
+        SgCursor dc(d.mem, &dst, 1);
+        SgCursor sc = msg.cursor(d.mem);
+        sg_copy(dc, sc, msg.len);
+    }
+    if (imm) {
+        resp.rq_ci++;
+        complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV_RDMA_WITH_IMM,
+                      static_cast<uint32_t>(msg.len), h.imm_data, true, req.qpn,
+                      h.flags & VRNIC_WQE_F_SOLICITED, 0);
+    }
+    return out;
+}
+
+Delivery respond_read(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    if (resp.attr.max_dest_rd_atomic == 0)
+        return invalid_request(d, resp, kVeNoRdAtomic);
+    if (msg.len) {
+        const Mr* mr = nullptr;
+        if (uint32_t ve = check_remote(d, resp, h.rdma.rkey, h.rdma.remote_addr, msg.len,
+                                       VRNIC_ACCESS_REMOTE_READ, &mr))
+            return remote_access_error(d, resp, ve);
+        SgEntry src{mr, h.rdma.remote_addr, msg.len};
+        SgCursor sc(d.mem, &src, 1);
+        SgCursor dc = msg.cursor(d.mem);
+        sg_copy(dc, sc, msg.len);
+    }
+    return {};
+}
+
+Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    const vrnic_wqe_atomic& a = h.atomic;
+    if (resp.attr.max_dest_rd_atomic == 0)
+        return invalid_request(d, resp, kVeNoRdAtomic);
+    if (a.remote_addr % 8)
+        return invalid_request(d, resp, kVeMisalignedAtomic);
+    const Mr* mr = nullptr;
+    if (uint32_t ve =
+            check_remote(d, resp, a.rkey, a.remote_addr, 8, VRNIC_ACCESS_REMOTE_ATOMIC, &mr))
+        return remote_access_error(d, resp, ve);
+    // An aligned 8-byte range never crosses a page, so this is one run.
+    std::span<uint8_t> run = mr_run(d.mem, *mr, a.remote_addr, 8);
+    if (run.size() != 8)
+        return remote_access_error(d, resp, kVeRemoteBounds);
+    auto* target = reinterpret_cast<uint64_t*>(run.data());
+    uint64_t orig;
+    if (h.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP) {
+        orig = a.compare_add;
+        __atomic_compare_exchange_n(target, &orig, a.swap, false, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+    } else {
+        orig = __atomic_fetch_add(target, a.compare_add, __ATOMIC_SEQ_CST);
+    }
+    SgCursor sc(reinterpret_cast<uint8_t*>(&orig), 8);
+    SgCursor dc = msg.cursor(d.mem);
+    sg_copy(dc, sc, 8);
+    return {};
+}
+
+} // namespace
+
+Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    Delivery r;
+    switch (h.opcode) {
+    case VRNIC_WR_SEND:
+    case VRNIC_WR_SEND_WITH_IMM:
+        r = respond_send(d, req, resp, h, msg);
+        break;
+    case VRNIC_WR_RDMA_WRITE:
+    case VRNIC_WR_RDMA_WRITE_WITH_IMM:
+        r = respond_write(d, req, resp, h, msg);
+        break;
+    case VRNIC_WR_RDMA_READ:
+        r = respond_read(d, resp, h, msg);
+        break;
+    default:
+        r = respond_atomic(d, resp, h, msg);
+        break;
+    }
+    // The first message a QP in RTR takes establishes the connection.
+    if (!r.rnr && resp.state == VRNIC_QPS_RTR && !resp.comm_est_sent) {
+        resp.comm_est_sent = true;
+        post_async_event(d, VRNIC_EQE_COMM_EST, resp.qpn);
+    }
+    return r;
+}
+
+} // namespace vrnic
