@@ -39,9 +39,12 @@ check-unit:
 check-guest:
 	scripts/vm --timeout $(VM_TIMEOUT) -- tests/kselftest/run build/kselftest
 
-demo bench: setup
-	@echo "make $@: not available yet: it arrives with the vrnic data path" >&2
+demo: setup
+	@echo "make demo: not available yet: it arrives with the vrnic data path" >&2
 	@exit 1
+
+bench: all
+	scripts/bench/bench
 
 clean:
 	rm -rf build

@@ -46,8 +46,8 @@ def parse(test, text):
             res.update(bw_peak_MBps=r[2], bw_avg_MBps=r[3], msg_rate_Mpps=r[4])
         else:
             res.update(zip(LAT_COLUMNS, r[2:]))
-        if res["iterations"] <= 0:
-            raise PerftestError(f"{test}: zero iterations reported:\n{text[-2000:]}")
+        if res["iterations"] <= 0 or res.get("msg_rate_Mpps", 1) <= 0:
+            raise PerftestError(f"{test}: nothing measured:\n{text[-2000:]}")
         out.append(res)
     return out
 
