@@ -59,8 +59,8 @@ class FakeCqProducer {
         auto* slot = reinterpret_cast<vrnic_cqe*>(ring_) + (pi_ & ((1U << log_depth_) - 1));
         cqe.owner = 0;
         std::memcpy(slot, &cqe, sizeof(cqe));
-        std::atomic_ref<uint8_t>(slot->owner).store(VRNIC_PHASE(pi_, log_depth_),
-                                                     std::memory_order_release);
+        std::atomic_ref<uint8_t>(slot->owner)
+            .store(VRNIC_PHASE(pi_, log_depth_), std::memory_order_release);
         pi_++;
     }
     uint32_t pi() const { return pi_; }

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "ring.h"
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace vrnic {
+
+// The verbs opcode and SGE layouts are the device's (spec 13.1).
+static_assert(int{IBV_WR_RDMA_WRITE} == int{VRNIC_WR_RDMA_WRITE});
+static_assert(int{IBV_WR_RDMA_WRITE_WITH_IMM} == int{VRNIC_WR_RDMA_WRITE_WITH_IMM});
+static_assert(int{IBV_WR_SEND} == int{VRNIC_WR_SEND});
+static_assert(int{IBV_WR_SEND_WITH_IMM} == int{VRNIC_WR_SEND_WITH_IMM});
+static_assert(int{IBV_WR_RDMA_READ} == int{VRNIC_WR_RDMA_READ});
+static_assert(int{IBV_WR_ATOMIC_CMP_AND_SWP} == int{VRNIC_WR_ATOMIC_CMP_AND_SWP});
+static_assert(int{IBV_WR_ATOMIC_FETCH_AND_ADD} == int{VRNIC_WR_ATOMIC_FETCH_AND_ADD});
+static_assert(sizeof(ibv_sge) == sizeof(vrnic_sge));
+static_assert(offsetof(ibv_sge, addr) == offsetof(vrnic_sge, addr));
+static_assert(offsetof(ibv_sge, length) == offsetof(vrnic_sge, length));
+static_assert(offsetof(ibv_sge, lkey) == offsetof(vrnic_sge, lkey));
+static_assert(int{IBV_WC_RECV} == int{VRNIC_CQE_OP_RECV});
+static_assert(int{IBV_WC_RECV_RDMA_WITH_IMM} == int{VRNIC_CQE_OP_RECV_RDMA_WITH_IMM});
+static_assert(int{IBV_WC_FETCH_ADD} == int{VRNIC_CQE_OP_FETCH_ADD});
+static_assert(int{IBV_WC_GENERAL_ERR} == int{VRNIC_WC_GENERAL_ERR});
+
+namespace {
+
+constexpr size_t kSgeOffset = VRNIC_SEND_WQE_HDR_SIZE;
+constexpr size_t kInlineDataOffset = VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE;
+
+bool is_atomic(uint8_t op) {
+    return op == VRNIC_WR_ATOMIC_CMP_AND_SWP || op == VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+}
+bool can_inline(uint8_t op) {
+    return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE ||
+           op == VRNIC_WR_RDMA_WRITE_WITH_IMM;
+}
+bool known_opcode(unsigned int op) {
+    return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+const void* piece_addr(const ibv_sge& s) {
+    return reinterpret_cast<const void*>(s.addr);
+}
+size_t piece_len(const ibv_sge& s) {
+    return s.length;
+}
+const void* piece_addr(const ibv_data_buf& b) {
+    return b.addr;
+}
+size_t piece_len(const ibv_data_buf& b) {
+    return b.length;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// SendQueue
+// ---------------------------------------------------------------------------
+
+uint8_t SendQueue::wqe_flags(unsigned int send_flags, bool sig_all) noexcept {
+    uint8_t f = 0;
+    if ((send_flags & IBV_SEND_SIGNALED) || sig_all)
+        f |= VRNIC_WQE_F_SIGNALED;
+    if (send_flags & IBV_SEND_SOLICITED)
+        f |= VRNIC_WQE_F_SOLICITED;
+    if (send_flags & IBV_SEND_FENCE)
+        f |= VRNIC_WQE_F_FENCE;
+    return f;
+}
+
+vrnic_send_wqe_hdr* SendQueue::begin(uint64_t wr_id, uint8_t opcode, uint8_t flags,
+                                     __be32 imm) noexcept {
+    if (full())
+        return nullptr;
+    auto* h = reinterpret_cast<vrnic_send_wqe_hdr*>(slot(pi_));
+    // Every reserved byte of the header goes out as 0 (spec 1).
+    std::memset(h, 0, sizeof(*h));
+    h->wr_id = wr_id;
+    h->opcode = opcode;
+    h->flags = flags;
+    h->imm_data = imm;
+    return h;
+}
+
+int SendQueue::set_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t n) noexcept {
+    if (n > lim_.max_sge)
+        return EINVAL;
+    if (is_atomic(h->opcode) && (n != 1 || sg[0].length != 8))
+        return EINVAL;
+    if (n)
+        std::memcpy(reinterpret_cast<unsigned char*>(h) + kSgeOffset, sg, n * sizeof(*sg));
+    h->num_sge = static_cast<uint8_t>(n);
+    h->flags &= ~VRNIC_WQE_F_INLINE;
+    return 0;
+}
+
+template <class Piece>
+int SendQueue::copy_inline(vrnic_send_wqe_hdr* h, const Piece* pieces, size_t n) noexcept {
+    if (!can_inline(h->opcode))
+        return EINVAL;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += piece_len(pieces[i]);
+    if (total > lim_.max_inline)
+        return EINVAL;
+    auto* base = reinterpret_cast<unsigned char*>(h);
+    vrnic_inline_hdr ih{};
+    ih.length = static_cast<uint32_t>(total);
+    std::memcpy(base + kSgeOffset, &ih, sizeof(ih));
+    unsigned char* dst = base + kInlineDataOffset;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = piece_len(pieces[i]);
+        if (len)
+            std::memcpy(dst, piece_addr(pieces[i]), len);
+        dst += len;
+    }
+    h->num_sge = 0;
+    h->flags |= VRNIC_WQE_F_INLINE;
+    return 0;
+}
+
+int SendQueue::set_inline(vrnic_send_wqe_hdr* h, const ibv_data_buf* bufs, size_t n) noexcept {
+    return copy_inline(h, bufs, n);
+}
+
+int SendQueue::set_inline_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t n) noexcept {
+    return copy_inline(h, sg, n);
+}
+
+int SendQueue::post(const ibv_send_wr& wr) noexcept {
+    if (!known_opcode(wr.opcode))
+        return EINVAL;
+    if (wr.num_sge < 0)
+        return EINVAL;
+    const auto op = static_cast<uint8_t>(wr.opcode);
+    const auto n = static_cast<size_t>(wr.num_sge);
+    const bool inl = (wr.send_flags & IBV_SEND_INLINE) && can_inline(op);
+    // Check everything that can be checked before touching the ring, so a
+    // failed WR leaves the slot as it was.
+    if (!inl && n > lim_.max_sge)
+        return EINVAL;
+    if (is_atomic(op) && (n != 1 || wr.sg_list[0].length != 8))
+        return EINVAL;
+    auto* h = begin(
+        wr.wr_id, op, wqe_flags(wr.send_flags, lim_.sig_all),
+        (op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE_WITH_IMM) ? wr.imm_data : 0);
+    if (!h)
+        return ENOMEM;
+    switch (op) {
+    case VRNIC_WR_RDMA_WRITE:
+    case VRNIC_WR_RDMA_WRITE_WITH_IMM:
+    case VRNIC_WR_RDMA_READ:
+        set_rdma(h, wr.wr.rdma.remote_addr, wr.wr.rdma.rkey);
+        break;
+    case VRNIC_WR_ATOMIC_CMP_AND_SWP:
+    case VRNIC_WR_ATOMIC_FETCH_AND_ADD:
+        set_atomic(h, wr.wr.atomic.remote_addr, wr.wr.atomic.rkey, wr.wr.atomic.compare_add,
+                   wr.wr.atomic.swap);
+        break;
+    default:
+        break;
+    }
+    int err = inl ? set_inline_sges(h, wr.sg_list, n) : set_sges(h, wr.sg_list, n);
+    if (err)
+        return err;
+    advance();
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// RecvQueue
+// ---------------------------------------------------------------------------
+
+int RecvQueue::post(const ibv_recv_wr& wr) noexcept {
+    if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > max_sge_)
+        return EINVAL;
+    if (full())
+        return ENOMEM;
+    unsigned char* s = slot(pi_);
+    vrnic_recv_wqe_hdr h{};
+    h.wr_id = wr.wr_id;
+    h.num_sge = static_cast<uint8_t>(wr.num_sge);
+    std::memcpy(s, &h, sizeof(h));
+    if (wr.num_sge)
+        std::memcpy(s + VRNIC_RECV_WQE_HDR_SIZE, wr.sg_list,
+                    static_cast<size_t>(wr.num_sge) * sizeof(ibv_sge));
+    advance();
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// WrBuilder
+// ---------------------------------------------------------------------------
+
+void WrBuilder::open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be32 imm) noexcept {
+    cur_ = nullptr;
+    if (err_)
+        return;
+    // The previous WQE of the session is complete: move past it.
+    auto* h = sq_->begin(wr_id, opcode, SendQueue::wqe_flags(wr_flags, sq_->limits().sig_all), imm);
+    if (!h) {
+        fail(ENOMEM);
+        return;
+    }
+    cur_ = h;
+    sq_->advance();
+}
+
+int WrBuilder::complete(Doorbell& db, uint32_t* pi_word) noexcept {
+    int err = err_;
+    if (err)
+        sq_->rewind(start_pi_);
+    else
+        sq_->publish(db, pi_word);
+    cur_ = nullptr;
+    return err;
+}
+
+void WrBuilder::abort() noexcept {
+    sq_->rewind(start_pi_);
+    cur_ = nullptr;
+    err_ = 0;
+}
+
+// ---------------------------------------------------------------------------
+// QpTable
+// ---------------------------------------------------------------------------
+
+QpTable::~QpTable() {
+    for (auto& d : dir_)
+        delete d.load(std::memory_order_relaxed);
+}
+
+int QpTable::insert(uint32_t qpn, QpRings* qp) noexcept {
+    if (qpn > VRNIC_QPN_MASK || !qp)
+        return EINVAL;
+    std::lock_guard<std::mutex> guard(mutex_);
+    Leaf* leaf = dir_[qpn >> kLeafBits].load(std::memory_order_relaxed);
+    if (!leaf) {
+        leaf = new (std::nothrow) Leaf();
+        if (!leaf)
+            return ENOMEM;
+        dir_[qpn >> kLeafBits].store(leaf, std::memory_order_release);
+    }
+    auto& entry = leaf->qp[qpn & kLeafMask];
+    if (entry.load(std::memory_order_relaxed))
+        return EINVAL;
+    entry.store(qp, std::memory_order_release);
+    return 0;
+}
+
+void QpTable::erase(uint32_t qpn) noexcept {
+    if (qpn > VRNIC_QPN_MASK)
+        return;
+    std::lock_guard<std::mutex> guard(mutex_);
+    Leaf* leaf = dir_[qpn >> kLeafBits].load(std::memory_order_relaxed);
+    if (leaf)
+        leaf->qp[qpn & kLeafMask].store(nullptr, std::memory_order_release);
+}
+
+// ---------------------------------------------------------------------------
+// CQ
+// ---------------------------------------------------------------------------
+
+unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept {
+    unsigned int f = 0;
+    if (cqe.flags & VRNIC_CQE_F_WITH_IMM)
+        f |= IBV_WC_WITH_IMM;
+    if (cqe.flags & VRNIC_CQE_F_GRH)
+        f |= IBV_WC_GRH;
+    return f;
+}
+
+void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept {
+    wc->wr_id = cqe.wr_id;
+    wc->status = cqe.status <= VRNIC_WC_GENERAL_ERR ? static_cast<ibv_wc_status>(cqe.status)
+                                                    : IBV_WC_GENERAL_ERR;
+    wc->opcode = static_cast<ibv_wc_opcode>(cqe.opcode);
+    wc->vendor_err = cqe.vendor_err;
+    wc->byte_len = cqe.byte_len;
+    wc->imm_data = cqe.imm_data;
+    wc->qp_num = cqe.qpn;
+    wc->src_qp = cqe.src_qp;
+    wc->wc_flags = cqe_wc_flags(cqe);
+    wc->pkey_index = cqe.pkey_index;
+    wc->slid = 0;
+    wc->sl = cqe.sl;
+    wc->dlid_path_bits = cqe.dlid_path_bits;
+}
+
+bool CqRing::peek(vrnic_cqe* out) const noexcept {
+    if (!valid(ci_))
+        return false;
+    // The acquire load of the owner byte orders this copy after it.
+    std::memcpy(out, entry(ci_), sizeof(*out));
+    return true;
+}
+
+void CqRing::arm(bool solicited_only) noexcept {
+    if (solicited_only)
+        ++sol_sn_;
+    else
+        ++next_sn_;
+    std::atomic_ref<uint32_t>(*arm_word_)
+        .store(VRNIC_CQ_ARM_WORD(next_sn_, sol_sn_), std::memory_order_relaxed);
+    full_fence();
+}
+
+bool CqPoller::stale(uint32_t idx, uint32_t qpn) noexcept {
+    bool hit = false;
+    for (size_t i = 0; i < stale_.size();) {
+        // Entries are examined in ring order: once past end, never again.
+        if (static_cast<int32_t>(idx - stale_[i].end) >= 0) {
+            stale_[i] = stale_.back();
+            stale_.pop_back();
+            continue;
+        }
+        if (stale_[i].qpn == qpn && static_cast<int32_t>(idx - stale_[i].end) < 0)
+            hit = true;
+        i++;
+    }
+    return hit;
+}
+
+bool CqPoller::next_locked() noexcept {
+    for (;;) {
+        if (!ring_.peek(&cur_))
+            return false;
+        uint32_t idx = ring_.ci();
+        ring_.pop();
+        consumed_ = true;
+        if (!stale_.empty() && stale(idx, cur_.qpn))
+            continue;
+        if (QpRings* qp = qps_ ? qps_->find(cur_.qpn) : nullptr) {
+            if (cur_.opcode & IBV_WC_RECV)
+                qp->rq.retire(cur_.wqe_idx);
+            else
+                qp->sq.retire(cur_.wqe_idx);
+        }
+        return true;
+    }
+}
+
+int CqPoller::poll(int n, ibv_wc* wc) noexcept {
+    if (n < 0)
+        return -EINVAL;
+    std::lock_guard<SpinLock> guard(lock_);
+    int got = 0;
+    while (got < n && next_locked())
+        cqe_to_wc(cur_, &wc[got++]);
+    if (consumed_) {
+        ring_.publish_ci();
+        consumed_ = false;
+    }
+    return got;
+}
+
+int CqPoller::start_poll() noexcept {
+    lock_.lock();
+    if (next_locked())
+        return 0;
+    if (consumed_) {
+        ring_.publish_ci();
+        consumed_ = false;
+    }
+    lock_.unlock();
+    return ENOENT;
+}
+
+int CqPoller::next_poll() noexcept {
+    return next_locked() ? 0 : ENOENT;
+}
+
+void CqPoller::end_poll() noexcept {
+    if (consumed_) {
+        ring_.publish_ci();
+        consumed_ = false;
+    }
+    lock_.unlock();
+}
+
+int CqPoller::forget_qp(uint32_t qpn) noexcept {
+    uint32_t end = 0;
+    bool found = false;
+    const uint32_t ci = ring_.ci();
+    for (uint32_t i = 0; i < ring_.depth() && ring_.valid(ci + i); i++) {
+        if (ring_.entry(ci + i)->qpn == qpn) {
+            end = ci + i + 1;
+            found = true;
+        }
+    }
+    if (!found)
+        return 0;
+    try {
+        stale_.push_back({qpn, end});
+    } catch (...) {
+        return ENOMEM;
+    }
+    return 0;
+}
+
+} // namespace vrnic

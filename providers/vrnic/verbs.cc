@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The verbs: control path through the kernel (ibv_cmd_*), data path on the
+// mapped rings. Every entry point is noexcept and reports failure the way
+// libibverbs expects (errno and NULL, or a returned errno).
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "provider.h"
+
+namespace vrnic {
+namespace {
+
+// Runs f, turning any exception into an errno so none crosses the C ABI.
+template <class F> int guarded(F&& f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc&) {
+        return ENOMEM;
+    } catch (...) {
+        return EIO;
+    }
+}
+
+template <class T, class F> T* guarded_ptr(F&& f) noexcept {
+    T* out = nullptr;
+    int err = guarded([&] { return f(out); });
+    if (err) {
+        errno = err;
+        return nullptr;
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------
+// Device and port
+// ---------------------------------------------------------------------------
+
+int query_device_ex(ibv_context* context, const ibv_query_device_ex_input* input,
+                    ibv_device_attr_ex* attr, size_t attr_size) noexcept {
+    return guarded([&] {
+        ib_uverbs_ex_query_device_resp resp{};
+        size_t resp_size = sizeof(resp);
+        int err = ibv_cmd_query_device_any(context, input, attr, attr_size, &resp, &resp_size);
+        if (err)
+            return err;
+        // fw_version register: major << 32 | minor << 16 | patch (spec 4.1).
+        uint64_t fw = resp.base.fw_ver;
+        std::snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver), "%u.%u.%u",
+                      static_cast<unsigned>(fw >> 32), static_cast<unsigned>((fw >> 16) & 0xffff),
+                      static_cast<unsigned>(fw & 0xffff));
+        return 0;
+    });
+}
+
+int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr) noexcept {
+    return guarded([&] {
+        struct ibv_query_port cmd {};
+        return ibv_cmd_query_port(context, port, attr, &cmd, sizeof(cmd));
+    });
+}
+
+// ---------------------------------------------------------------------------
+// PD, MR, AH
+// ---------------------------------------------------------------------------
+
+ibv_pd* alloc_pd(ibv_context* context) noexcept {
+    return guarded_ptr<ibv_pd>([&](ibv_pd*& out) {
+        auto* pd = new Pd{};
+        struct ibv_alloc_pd cmd {};
+        ib_uverbs_alloc_pd_resp resp{};
+        int err = ibv_cmd_alloc_pd(context, &pd->pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+        if (err) {
+            delete pd;
+            return err;
+        }
+        out = &pd->pd;
+        return 0;
+    });
+}
+
+int dealloc_pd(ibv_pd* ibpd) noexcept {
+    return guarded([&] {
+        int err = ibv_cmd_dealloc_pd(ibpd);
+        if (!err)
+            delete reinterpret_cast<Pd*>(ibpd);
+        return err;
+    });
+}
+
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access) noexcept {
+    return guarded_ptr<ibv_mr>([&](ibv_mr*& out) {
+        auto* mr = new Mr{};
+        struct ibv_reg_mr cmd {};
+        ib_uverbs_reg_mr_resp resp{};
+        int err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, &mr->vmr, &cmd, sizeof(cmd),
+                                 &resp, sizeof(resp));
+        if (err) {
+            delete mr;
+            return err;
+        }
+        out = &mr->vmr.ibv_mr;
+        return 0;
+    });
+}
+
+int dereg_mr(verbs_mr* vmr) noexcept {
+    return guarded([&] {
+        int err = ibv_cmd_dereg_mr(vmr);
+        if (!err)
+            delete reinterpret_cast<Mr*>(vmr);
+        return err;
+    });
+}
+
+ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) noexcept {
+    return guarded_ptr<ibv_ah>([&](ibv_ah*& out) {
+        auto* ah = new Ah{};
+        ib_uverbs_create_ah_resp resp{};
+        int err = ibv_cmd_create_ah(pd, &ah->ah, attr, &resp, sizeof(resp));
+        if (err) {
+            delete ah;
+            return err;
+        }
+        out = &ah->ah;
+        return 0;
+    });
+}
+
+int destroy_ah(ibv_ah* ibah) noexcept {
+    return guarded([&] {
+        int err = ibv_cmd_destroy_ah(ibah);
+        if (!err)
+            delete reinterpret_cast<Ah*>(ibah);
+        return err;
+    });
+}
+
+// ---------------------------------------------------------------------------
+// CQ
+// ---------------------------------------------------------------------------
+
+int cq_start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) noexcept {
+    if (attr && attr->comp_mask)
+        return EINVAL;
+    Cq* cq = to_cq(ibcq);
+    int err = cq->poller.start_poll();
+    if (!err) {
+        ibcq->wr_id = cq->poller.current().wr_id;
+        ibcq->status = static_cast<ibv_wc_status>(
+            std::min<unsigned>(cq->poller.current().status, IBV_WC_GENERAL_ERR));
+    }
+    return err;
+}
+
+int cq_next_poll(ibv_cq_ex* ibcq) noexcept {
+    Cq* cq = to_cq(ibcq);
+    int err = cq->poller.next_poll();
+    if (!err) {
+        ibcq->wr_id = cq->poller.current().wr_id;
+        ibcq->status = static_cast<ibv_wc_status>(
+            std::min<unsigned>(cq->poller.current().status, IBV_WC_GENERAL_ERR));
+    }
+    return err;
+}
+
+void cq_end_poll(ibv_cq_ex* ibcq) noexcept {
+    to_cq(ibcq)->poller.end_poll();
+}
+
+const vrnic_cqe& cur(ibv_cq_ex* ibcq) noexcept {
+    return to_cq(ibcq)->poller.current();
+}
+ibv_wc_opcode cq_read_opcode(ibv_cq_ex* c) noexcept {
+    return static_cast<ibv_wc_opcode>(cur(c).opcode);
+}
+uint32_t cq_read_vendor_err(ibv_cq_ex* c) noexcept {
+    return cur(c).vendor_err;
+}
+uint32_t cq_read_byte_len(ibv_cq_ex* c) noexcept {
+    return cur(c).byte_len;
+}
+__be32 cq_read_imm_data(ibv_cq_ex* c) noexcept {
+    return cur(c).imm_data;
+}
+uint32_t cq_read_qp_num(ibv_cq_ex* c) noexcept {
+    return cur(c).qpn;
+}
+uint32_t cq_read_src_qp(ibv_cq_ex* c) noexcept {
+    return cur(c).src_qp;
+}
+unsigned int cq_read_wc_flags(ibv_cq_ex* c) noexcept {
+    return cqe_wc_flags(cur(c));
+}
+uint32_t cq_read_slid(ibv_cq_ex*) noexcept {
+    return 0;
+}
+uint8_t cq_read_sl(ibv_cq_ex* c) noexcept {
+    return cur(c).sl;
+}
+uint8_t cq_read_dlid_path_bits(ibv_cq_ex* c) noexcept {
+    return cur(c).dlid_path_bits;
+}
+
+void set_cq_ex_ops(ibv_cq_ex* c) {
+    c->start_poll = cq_start_poll;
+    c->next_poll = cq_next_poll;
+    c->end_poll = cq_end_poll;
+    c->read_opcode = cq_read_opcode;
+    c->read_vendor_err = cq_read_vendor_err;
+    c->read_byte_len = cq_read_byte_len;
+    c->read_imm_data = cq_read_imm_data;
+    c->read_qp_num = cq_read_qp_num;
+    c->read_src_qp = cq_read_src_qp;
+    c->read_wc_flags = cq_read_wc_flags;
+    c->read_slid = cq_read_slid;
+    c->read_sl = cq_read_sl;
+    c->read_dlid_path_bits = cq_read_dlid_path_bits;
+}
+
+constexpr uint32_t kMaxCqLogDepth = 24;
+
+int map_cq_ring(Cq* cq, int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Mapping& out) {
+    if (log_depth < VRNIC_CQ_LOG_DEPTH_MIN || log_depth > kMaxCqLogDepth ||
+        size < (uint64_t{VRNIC_CQE_SIZE} << log_depth))
+        return EPROTO;
+    (void)cq;
+    return out.map(cmd_fd, key, size, PROT_READ);
+}
+
+int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) {
+    ContextState& st = state(context);
+    if (attr->wc_flags & ~uint64_t{IBV_WC_STANDARD_FLAGS})
+        return EOPNOTSUPP;
+    if (attr->comp_mask & ~uint32_t{IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD})
+        return EOPNOTSUPP;
+    if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+        (attr->flags & ~uint32_t{IBV_CREATE_CQ_ATTR_SINGLE_THREADED}))
+        return EOPNOTSUPP;
+    if (attr->cqe == 0 || attr->cqe > st.caps.max_cqe)
+        return EINVAL;
+
+    auto* cq = new Cq();
+    cq->ctx = to_ctx(context);
+    WithUdata<struct ibv_create_cq_ex, vrnic_ibv_create_cq> cmd{};
+    WithUdata<ib_uverbs_ex_create_cq_resp, vrnic_ibv_create_cq_resp> resp{};
+    int err = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, cmd.core(), cmd.size(), resp.core(),
+                                   resp.size(), 0);
+    if (err) {
+        delete cq;
+        return err;
+    }
+    const auto& r = resp.drv;
+    err = Doorbell::valid_slot(r.db_slot) ? 0 : EPROTO;
+    if (!err)
+        err = map_cq_ring(cq, st.cmd_fd, r.ring_mmap_key, r.ring_size, r.log_depth, cq->ring);
+    if (err) {
+        ibv_cmd_destroy_cq(&cq->vcq.cq);
+        delete cq;
+        return err;
+    }
+    cq->cqn = r.cqn;
+    cq->db_slot = r.db_slot;
+    cq->poller.init(cq->ring.get(), r.log_depth, st.db.word(r.db_slot, VRNIC_DB_CQ_CI),
+                    st.db.word(r.db_slot, VRNIC_DB_CQ_ARM), &st.qps);
+    set_cq_ex_ops(&cq->vcq.cq_ex);
+    out = cq;
+    return 0;
+}
+
+ibv_cq* create_cq(ibv_context* context, int cqe, ibv_comp_channel* channel,
+                  int comp_vector) noexcept {
+    return guarded_ptr<ibv_cq>([&](ibv_cq*& out) {
+        if (cqe <= 0 || comp_vector < 0)
+            return EINVAL;
+        ibv_cq_init_attr_ex attr{};
+        attr.cqe = static_cast<uint32_t>(cqe);
+        attr.channel = channel;
+        attr.comp_vector = static_cast<uint32_t>(comp_vector);
+        Cq* cq = nullptr;
+        int err = create_cq_common(context, &attr, cq);
+        if (!err)
+            out = &cq->vcq.cq;
+        return err;
+    });
+}
+
+ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr) noexcept {
+    return guarded_ptr<ibv_cq_ex>([&](ibv_cq_ex*& out) {
+        Cq* cq = nullptr;
+        int err = create_cq_common(context, attr, cq);
+        if (!err)
+            out = &cq->vcq.cq_ex;
+        return err;
+    });
+}
+
+int destroy_cq(ibv_cq* ibcq) noexcept {
+    return guarded([&] {
+        int err = ibv_cmd_destroy_cq(ibcq);
+        if (!err)
+            delete to_cq(ibcq);
+        return err;
+    });
+}
+
+int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
+    return guarded([&] {
+        Cq* cq = to_cq(ibcq);
+        ContextState& st = state(ibcq->context);
+        if (cqe <= 0 || static_cast<uint32_t>(cqe) > st.caps.max_cqe)
+            return EINVAL;
+        std::lock_guard<SpinLock> guard(cq->poller.lock());
+        // The device reads ci from the slot during the resize (spec 10.12).
+        cq->poller.ring().publish_ci();
+        WithUdata<struct ibv_resize_cq, vrnic_ibv_resize_cq> cmd{};
+        WithUdata<ib_uverbs_resize_cq_resp, vrnic_ibv_resize_cq_resp> resp{};
+        int err = ibv_cmd_resize_cq(ibcq, cqe, cmd.core(), cmd.size(), resp.core(), resp.size());
+        if (err)
+            return err;
+        Mapping ring;
+        err = map_cq_ring(cq, st.cmd_fd, resp.drv.ring_mmap_key, resp.drv.ring_size,
+                          resp.drv.log_depth, ring);
+        if (err)
+            return err; // the device moved on to a ring we cannot see
+        cq->poller.ring().replace_ring(ring.get(), resp.drv.log_depth);
+        cq->ring = std::move(ring);
+        return 0;
+    });
+}
+
+int poll_cq(ibv_cq* ibcq, int n, ibv_wc* wc) noexcept {
+    return to_cq(ibcq)->poller.poll(n, wc);
+}
+
+int req_notify_cq(ibv_cq* ibcq, int solicited_only) noexcept {
+    Cq* cq = to_cq(ibcq);
+    std::lock_guard<SpinLock> guard(cq->poller.lock());
+    cq->poller.ring().arm(solicited_only != 0);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// QP
+// ---------------------------------------------------------------------------
+
+// Locks the QP's CQs (once if shared, in address order) for QP teardown.
+class CqPairLock {
+  public:
+    CqPairLock(Cq* a, Cq* b) noexcept : a_(a), b_(a == b ? nullptr : b) {
+        if (b_ && b_ < a_)
+            std::swap(a_, b_);
+        a_->poller.lock().lock();
+        if (b_)
+            b_->poller.lock().lock();
+    }
+    ~CqPairLock() {
+        if (b_)
+            b_->poller.lock().unlock();
+        a_->poller.lock().unlock();
+    }
+    CqPairLock(const CqPairLock&) = delete;
+    CqPairLock& operator=(const CqPairLock&) = delete;
+
+  private:
+    Cq* a_;
+    Cq* b_;
+};
+
+// Drop the QP's CQEs still in its CQs (the device produces no more).
+int forget_qp_cqes(Qp* qp) noexcept {
+    int err = qp->send_cq->poller.forget_qp(qp->rings.qpn);
+    if (!err && qp->recv_cq != qp->send_cq)
+        err = qp->recv_cq->poller.forget_qp(qp->rings.qpn);
+    return err;
+}
+
+// --- ibv_qp_ex work-request API ---
+
+void wr_start(ibv_qp_ex* q) noexcept {
+    Qp* qp = to_qp(q);
+    qp->rings.sq_lock.lock();
+    qp->wr.start(qp->rings.sq);
+}
+int wr_complete(ibv_qp_ex* q) noexcept {
+    Qp* qp = to_qp(q);
+    int err;
+    if (qp->rings.db->fatal()) {
+        qp->wr.abort();
+        err = EIO;
+    } else {
+        err = qp->wr.complete(*qp->rings.db, qp->rings.sq_pi_word);
+    }
+    qp->rings.sq_lock.unlock();
+    return err;
+}
+void wr_abort(ibv_qp_ex* q) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.abort();
+    qp->rings.sq_lock.unlock();
+}
+void wr_rdma_write(ibv_qp_ex* q, uint32_t rkey, uint64_t addr) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_RDMA_WRITE);
+    qp->wr.rdma(rkey, addr);
+}
+void wr_rdma_write_imm(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, __be32 imm) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_RDMA_WRITE_WITH_IMM, imm);
+    qp->wr.rdma(rkey, addr);
+}
+void wr_rdma_read(ibv_qp_ex* q, uint32_t rkey, uint64_t addr) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_RDMA_READ);
+    qp->wr.rdma(rkey, addr);
+}
+void wr_send(ibv_qp_ex* q) noexcept {
+    to_qp(q)->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_SEND);
+}
+void wr_send_imm(ibv_qp_ex* q, __be32 imm) noexcept {
+    to_qp(q)->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_SEND_WITH_IMM, imm);
+}
+void wr_atomic_cmp_swp(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t compare,
+                       uint64_t swap) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_CMP_AND_SWP);
+    qp->wr.atomic(rkey, addr, compare, swap);
+}
+void wr_atomic_fetch_add(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t add) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
+    qp->wr.atomic(rkey, addr, add, 0);
+}
+void wr_set_sge(ibv_qp_ex* q, uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
+    to_qp(q)->wr.sge(lkey, addr, length);
+}
+void wr_set_sge_list(ibv_qp_ex* q, size_t n, const ibv_sge* sg) noexcept {
+    to_qp(q)->wr.sge_list(n, sg);
+}
+void wr_set_inline_data(ibv_qp_ex* q, void* addr, size_t length) noexcept {
+    to_qp(q)->wr.inline_data(addr, length);
+}
+void wr_set_inline_data_list(ibv_qp_ex* q, size_t n, const ibv_data_buf* bufs) noexcept {
+    to_qp(q)->wr.inline_list(n, bufs);
+}
+
+constexpr uint64_t kSupportedSendOps =
+    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
+    IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+
+void set_qp_ex_ops(ibv_qp_ex* q) {
+    q->wr_start = wr_start;
+    q->wr_complete = wr_complete;
+    q->wr_abort = wr_abort;
+    q->wr_rdma_write = wr_rdma_write;
+    q->wr_rdma_write_imm = wr_rdma_write_imm;
+    q->wr_rdma_read = wr_rdma_read;
+    q->wr_send = wr_send;
+    q->wr_send_imm = wr_send_imm;
+    q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
+    q->wr_atomic_fetch_add = wr_atomic_fetch_add;
+    q->wr_set_sge = wr_set_sge;
+    q->wr_set_sge_list = wr_set_sge_list;
+    q->wr_set_inline_data = wr_set_inline_data;
+    q->wr_set_inline_data_list = wr_set_inline_data_list;
+}
+
+// The kernel's answer must describe rings the provider can use safely.
+int check_qp_resp(const vrnic_ibv_create_qp_resp& r) {
+    if (!Doorbell::valid_slot(r.db_slot) || r.qpn < VRNIC_QPN_MIN || r.qpn > VRNIC_QPN_MASK)
+        return EPROTO;
+    if (r.sq_wqe_shift < VRNIC_SQ_WQE_SHIFT_MIN || r.sq_wqe_shift > VRNIC_SQ_WQE_SHIFT_MAX ||
+        r.sq_log_depth < VRNIC_WQ_LOG_DEPTH_MIN || r.sq_log_depth > 24 ||
+        r.sq_ring_size < (uint64_t{1} << (r.sq_log_depth + r.sq_wqe_shift)) ||
+        r.max_send_sge > VRNIC_SQ_MAX_SGE(r.sq_wqe_shift) ||
+        r.max_inline > VRNIC_SQ_MAX_INLINE(r.sq_wqe_shift))
+        return EPROTO;
+    if (r.rq_wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || r.rq_wqe_shift > VRNIC_RQ_WQE_SHIFT_MAX ||
+        r.rq_log_depth < VRNIC_WQ_LOG_DEPTH_MIN || r.rq_log_depth > 24 ||
+        r.rq_ring_size < (uint64_t{1} << (r.rq_log_depth + r.rq_wqe_shift)) ||
+        r.max_recv_sge > VRNIC_RQ_MAX_SGE(r.rq_wqe_shift))
+        return EPROTO;
+    return 0;
+}
+
+int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) {
+    ContextState& st = state(context);
+    if (attr->qp_type != IBV_QPT_RC)
+        return EOPNOTSUPP;
+    if (attr->comp_mask & ~uint32_t{IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS})
+        return EOPNOTSUPP;
+    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+        (attr->send_ops_flags & ~kSupportedSendOps))
+        return EOPNOTSUPP;
+    if (attr->srq)
+        return EOPNOTSUPP; // the 1.0 device has no SRQs
+    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq || !attr->recv_cq)
+        return EINVAL;
+    const ibv_qp_cap& cap = attr->cap;
+    if (cap.max_send_wr > st.caps.max_qp_wr || cap.max_recv_wr > st.caps.max_qp_wr ||
+        cap.max_send_sge > st.caps.max_sge || cap.max_recv_sge > st.caps.max_sge ||
+        cap.max_inline_data > st.caps.max_inline)
+        return EINVAL;
+
+    auto* qp = new Qp();
+    qp->ctx = to_ctx(context);
+    qp->send_cq = to_cq(attr->send_cq);
+    qp->recv_cq = to_cq(attr->recv_cq);
+    WithUdata<struct ibv_create_qp, vrnic_ibv_create_qp> cmd{};
+    WithUdata<ib_uverbs_create_qp_resp, vrnic_ibv_create_qp_resp> resp{};
+    int err = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, cmd.core(), cmd.size(), resp.core(),
+                                   resp.size());
+    if (err) {
+        delete qp;
+        return err;
+    }
+    const auto& r = resp.drv;
+    err = check_qp_resp(r);
+    if (!err)
+        err = qp->sq_map.map(st.cmd_fd, r.sq_mmap_key, r.sq_ring_size, PROT_READ | PROT_WRITE);
+    if (!err)
+        err = qp->rq_map.map(st.cmd_fd, r.rq_mmap_key, r.rq_ring_size, PROT_READ | PROT_WRITE);
+    if (!err) {
+        QpRings& rings = qp->rings;
+        rings.qpn = r.qpn;
+        rings.db = &st.db;
+        rings.sq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_SQ_PI);
+        rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
+        SqLimits lim;
+        lim.max_sge = r.max_send_sge;
+        lim.max_inline = r.max_inline;
+        lim.sig_all = attr->sq_sig_all != 0;
+        rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
+        rings.rq.init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift, r.max_recv_sge);
+        qp->db_slot = r.db_slot;
+        err = st.qps.insert(r.qpn, &rings);
+    }
+    if (err) {
+        ibv_cmd_destroy_qp(&qp->vqp.qp);
+        delete qp;
+        return err;
+    }
+    if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+        set_qp_ex_ops(&qp->vqp.qp_ex);
+        qp->vqp.comp_mask |= VERBS_QP_EX;
+    }
+    out = qp;
+    return 0;
+}
+
+ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) noexcept {
+    return guarded_ptr<ibv_qp>([&](ibv_qp*& out) {
+        Qp* qp = nullptr;
+        int err = create_qp_common(context, attr, qp);
+        if (!err)
+            out = &qp->vqp.qp;
+        return err;
+    });
+}
+
+ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) noexcept {
+    return guarded_ptr<ibv_qp>([&](ibv_qp*& out) {
+        ibv_qp_init_attr_ex ex{};
+        ex.qp_context = attr->qp_context;
+        ex.send_cq = attr->send_cq;
+        ex.recv_cq = attr->recv_cq;
+        ex.srq = attr->srq;
+        ex.cap = attr->cap;
+        ex.qp_type = attr->qp_type;
+        ex.sq_sig_all = attr->sq_sig_all;
+        ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+        ex.pd = pd;
+        Qp* qp = nullptr;
+        int err = create_qp_common(pd->context, &ex, qp);
+        if (err)
+            return err;
+        attr->cap = ex.cap;
+        out = &qp->vqp.qp;
+        return 0;
+    });
+}
+
+int destroy_qp(ibv_qp* ibqp) noexcept {
+    return guarded([&] {
+        Qp* qp = to_qp(ibqp);
+        int err = ibv_cmd_destroy_qp(ibqp);
+        if (err)
+            return err;
+        {
+            CqPairLock locks(qp->send_cq, qp->recv_cq);
+            forget_qp_cqes(qp);
+            state(ibqp->context).qps.erase(qp->rings.qpn);
+        }
+        delete qp;
+        return 0;
+    });
+}
+
+int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
+    return guarded([&] {
+        Qp* qp = to_qp(ibqp);
+        struct ibv_modify_qp cmd {};
+        int err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
+        if (err)
+            return err;
+        if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+            // The device discarded every outstanding WQE without a
+            // completion; CQEs it wrote before are skipped (spec 15).
+            CqPairLock locks(qp->send_cq, qp->recv_cq);
+            std::lock_guard<SpinLock> sq(qp->rings.sq_lock);
+            std::lock_guard<SpinLock> rq(qp->rings.rq_lock);
+            err = forget_qp_cqes(qp);
+            qp->rings.sq.discard_outstanding();
+            qp->rings.rq.discard_outstanding();
+        }
+        return err;
+    });
+}
+
+int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_attr) noexcept {
+    return guarded([&] {
+        struct ibv_query_qp cmd {};
+        return ibv_cmd_query_qp(ibqp, attr, mask, init_attr, &cmd, sizeof(cmd));
+    });
+}
+
+int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
+    QpRings& r = to_qp(ibqp)->rings;
+    std::lock_guard<SpinLock> guard(r.sq_lock);
+    if (r.db->fatal()) {
+        *bad_wr = wr;
+        return EIO;
+    }
+    int err = 0;
+    for (; wr; wr = wr->next) {
+        err = r.sq.post(*wr);
+        if (err) {
+            *bad_wr = wr;
+            break;
+        }
+    }
+    r.sq.publish(*r.db, r.sq_pi_word);
+    return err;
+}
+
+int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
+    QpRings& r = to_qp(ibqp)->rings;
+    std::lock_guard<SpinLock> guard(r.rq_lock);
+    if (r.db->fatal()) {
+        *bad_wr = wr;
+        return EIO;
+    }
+    int err = 0;
+    for (; wr; wr = wr->next) {
+        err = r.rq.post(*wr);
+        if (err) {
+            *bad_wr = wr;
+            break;
+        }
+    }
+    r.rq.publish(*r.db, r.rq_pi_word);
+    return err;
+}
+
+// ---------------------------------------------------------------------------
+// Context teardown
+// ---------------------------------------------------------------------------
+
+void free_context(ibv_context* ibctx) noexcept {
+    Context* ctx = to_ctx(ibctx);
+    delete ctx->state;
+    ctx->state = nullptr;
+    verbs_uninit_context(&ctx->ibv_ctx);
+    std::free(ctx);
+}
+
+constexpr verbs_context_ops make_context_ops() {
+    verbs_context_ops o{};
+    o.alloc_pd = alloc_pd;
+    o.create_ah = create_ah;
+    o.create_cq = create_cq;
+    o.create_cq_ex = create_cq_ex;
+    o.create_qp = create_qp;
+    o.create_qp_ex = create_qp_ex;
+    o.dealloc_pd = dealloc_pd;
+    o.dereg_mr = dereg_mr;
+    o.destroy_ah = destroy_ah;
+    o.destroy_cq = destroy_cq;
+    o.destroy_qp = destroy_qp;
+    o.free_context = free_context;
+    o.modify_qp = modify_qp;
+    o.poll_cq = poll_cq;
+    o.post_recv = post_recv;
+    o.post_send = post_send;
+    o.query_device_ex = query_device_ex;
+    o.query_port = query_port;
+    o.query_qp = query_qp;
+    o.reg_mr = reg_mr;
+    o.req_notify_cq = req_notify_cq;
+    o.resize_cq = resize_cq;
+    return o;
+}
+
+constexpr verbs_context_ops kContextOps = make_context_ops();
+
+} // namespace
+
+const verbs_context_ops& context_ops() noexcept {
+    return kContextOps;
+}
+
+} // namespace vrnic
