@@ -1,11 +1,20 @@
 #include "fake_driver.h"
 
+#include "log.h"
 #include "shared_word.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
 
 namespace vrnic::test {
+
+namespace {
+// Keep test output to what matters: warnings and errors.
+const bool quiet_logs = [] {
+    g_log_level = LogLevel::warn;
+    return true;
+}();
+} // namespace
 
 FakeDriver::FakeDriver(DeviceParams p, uint64_t ram) : ram_size_(ram), irqs_(64, 0) {
     UniqueFd fd(memfd_create("vrnic-test-ram", MFD_CLOEXEC));
