@@ -36,9 +36,17 @@ bool Port::run(const std::atomic<bool>& stop, int stop_fd) {
     return true;
 }
 
-void Port::refuse_extra_clients() {
-    while (UniqueFd extra = listener_->accept())
+bool Port::refuse_extra_clients(const IvshmemLink& link) {
+    for (;;) {
+        // A QEMU that restarts closes the old connection before it opens the
+        // new one: if ours is gone, the pending one is the VM's successor.
+        if (link.peer_closed())
+            return true;
+        UniqueFd extra = listener_->accept();
+        if (!extra)
+            return false;
         LOG_WARN("refusing a second QEMU on %s: one VM per socket", listener_->path().c_str());
+    }
 }
 
 bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
@@ -97,12 +105,13 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         for (size_t i = first_kick; i < fds.size(); i++)
             if (fds[i].revents)
                 link->drain_doorbell(static_cast<uint32_t>(i - first_kick));
-        if (fds[0].revents && link->peer_closed()) {
+        bool gone = fds[0].revents && link->peer_closed();
+        if (!gone && fds[1].revents)
+            gone = refuse_extra_clients(*link);
+        if (gone) {
             LOG_INFO("VM disconnected: freeing its device state");
             break;
         }
-        if (fds[1].revents)
-            refuse_extra_clients();
         dev.set_need_wakeup(false);
         last_work = monotonic_ns();
     }

@@ -39,7 +39,8 @@ class Port {
         : cfg_(std::move(cfg)), listener_(std::move(l)) {}
     // Runs one VM until it disconnects or stop is set; false on error.
     bool serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd);
-    void refuse_extra_clients();
+    // Refuses pending connections; true if our own VM went away meanwhile.
+    bool refuse_extra_clients(const IvshmemLink& link);
 
     PortConfig cfg_;
     std::unique_ptr<IvshmemListener> listener_;
