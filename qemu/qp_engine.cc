@@ -63,10 +63,24 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
         qp_enter_error(d, qp);
 }
 
-// Local checks of 14.1 steps 1-3 on the private copy `w` (header + payload).
-// Returns 0 and fills `msg`, or the failing status with `*vendor` set.
-uint8_t check_local(DeviceState& d, Qp& qp, const uint8_t* w, LocalMsg* msg, uint32_t* vendor) {
-    const auto& h = *reinterpret_cast<const vrnic_send_wqe_hdr*>(w);
+// The private copy of one SQ slot: the WQE is read once, then validated.
+// (GCC documents union punning; memcpy fills it.)
+struct SendWqeCopy {
+    vrnic_send_wqe_hdr h;
+    union {
+        vrnic_sge sge[kMaxWqeSge];
+        struct {
+            vrnic_inline_hdr ih;
+            uint8_t data[VRNIC_SQ_MAX_INLINE(VRNIC_SQ_WQE_SHIFT_MAX)];
+        } inl;
+    };
+};
+static_assert(sizeof(SendWqeCopy) >= (1u << VRNIC_SQ_WQE_SHIFT_MAX));
+
+// Local checks of 14.1 steps 1-3 on the private copy `w`. Returns 0 and
+// fills `msg`, or the failing status with `*vendor` set.
+uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint32_t* vendor) {
+    const vrnic_send_wqe_hdr& h = w.h;
     if (h.opcode > VRNIC_WR_ATOMIC_FETCH_AND_ADD)
         return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.flags & ~uint8_t(VRNIC_WQE_F_ALL))
@@ -75,16 +89,15 @@ uint8_t check_local(DeviceState& d, Qp& qp, const uint8_t* w, LocalMsg* msg, uin
         return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;
     const bool atomic = is_atomic(h.opcode);
     if (h.flags & VRNIC_WQE_F_INLINE) {
-        const auto* ih = reinterpret_cast<const vrnic_inline_hdr*>(w + VRNIC_SEND_WQE_HDR_SIZE);
-        if (h.opcode == VRNIC_WR_RDMA_READ || atomic || h.num_sge || ih->length > qp.max_inline)
+        const uint32_t ilen = w.inl.ih.length;
+        if (h.opcode == VRNIC_WR_RDMA_READ || atomic || h.num_sge || ilen > qp.max_inline)
             return *vendor = kVeBadInline, VRNIC_WC_LOC_QP_OP_ERR;
         msg->is_inline = true;
-        msg->inline_data =
-            const_cast<uint8_t*>(w) + VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE;
-        msg->len = ih->length;
+        msg->inline_data = w.inl.data;
+        msg->len = ilen;
         return VRNIC_WC_SUCCESS;
     }
-    const auto* sge = reinterpret_cast<const vrnic_sge*>(w + VRNIC_SEND_WQE_HDR_SIZE);
+    const vrnic_sge* sge = w.sge;
     if (atomic &&
         (d.regs()->atomic_cap == VRNIC_ATOMIC_NONE || h.num_sge != 1 || sge[0].length != 8))
         return *vendor = kVeBadAtomicSge, VRNIC_WC_LOC_QP_OP_ERR;
@@ -134,13 +147,13 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     const uint32_t stride = 1u << qp.sq_wqe_shift;
     const uint64_t gpa = qp.sq_addr + (uint64_t(qp.sq_ci & (qp.sq_depth() - 1)) << qp.sq_wqe_shift);
     // One private copy of the whole slot; everything below reads the copy.
-    alignas(8) uint8_t w[1u << VRNIC_SQ_WQE_SHIFT_MAX];
-    if (!d.mem.read(gpa, w, stride)) { // validated at CREATE_QP
+    SendWqeCopy w;
+    if (!d.mem.read(gpa, &w, stride)) { // validated at CREATE_QP
         vrnic_send_wqe_hdr none{};
         complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
         return Outcome::consumed;
     }
-    const auto& h = *reinterpret_cast<const vrnic_send_wqe_hdr*>(w);
+    const vrnic_send_wqe_hdr& h = w.h;
     LocalMsg msg;
     uint32_t vendor = 0;
     if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {

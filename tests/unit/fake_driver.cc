@@ -364,13 +364,15 @@ void FakeDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
         auto* ih = reinterpret_cast<vrnic_inline_hdr*>(w + VRNIC_SEND_WQE_HDR_SIZE);
         ih->length = static_cast<uint32_t>(wr.inline_data.size());
         size_t room = stride - VRNIC_SEND_WQE_HDR_SIZE - VRNIC_INLINE_HDR_SIZE;
-        memcpy(w + VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE, wr.inline_data.data(),
-               std::min(room, wr.inline_data.size()));
+        if (!wr.inline_data.empty())
+            memcpy(w + VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE, wr.inline_data.data(),
+                   std::min(room, wr.inline_data.size()));
     } else {
         h->num_sge = static_cast<uint8_t>(wr.sge.size());
         size_t room = (stride - VRNIC_SEND_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
-        memcpy(w + VRNIC_SEND_WQE_HDR_SIZE, wr.sge.data(),
-               std::min(room, wr.sge.size()) * VRNIC_SGE_SIZE);
+        if (!wr.sge.empty())
+            memcpy(w + VRNIC_SEND_WQE_HDR_SIZE, wr.sge.data(),
+                   std::min(room, wr.sge.size()) * VRNIC_SGE_SIZE);
     }
     qp.sq_pi++;
     if (pub)
@@ -386,7 +388,9 @@ void FakeDriver::post_recv(QpInfo& qp, uint64_t wr_id, const std::vector<vrnic_s
     h->wr_id = wr_id;
     h->num_sge = static_cast<uint8_t>(sge.size());
     size_t room = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
-    memcpy(w + VRNIC_RECV_WQE_HDR_SIZE, sge.data(), std::min(room, sge.size()) * VRNIC_SGE_SIZE);
+    if (!sge.empty())
+        memcpy(w + VRNIC_RECV_WQE_HDR_SIZE, sge.data(),
+               std::min(room, sge.size()) * VRNIC_SGE_SIZE);
     qp.rq_pi++;
     if (pub)
         publish(qp);
