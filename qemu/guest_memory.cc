@@ -10,6 +10,7 @@ namespace {
 // Beyond 3.5 GiB QEMU's pc machine splits RAM around the PCI hole and a guest
 // address is no longer the file offset.
 constexpr uint64_t kMaxLinearRam = 0xe0000000ull;
+constexpr uint64_t kGuard = 4096;
 } // namespace
 
 std::unique_ptr<GuestMemory> GuestMemory::map_fd(int fd, uint64_t size, std::string* err) {
@@ -32,12 +33,22 @@ std::unique_ptr<GuestMemory> GuestMemory::map_fd(int fd, uint64_t size, std::str
                std::to_string(size);
         return nullptr;
     }
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    // Inaccessible guard pages on both sides: a bug that ever got past at()
+    // faults at once instead of touching some other mapping.
+    void* r = mmap(nullptr, size + 2 * kGuard, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) {
+        *err = std::string("mmap guest memory: ") + strerror(errno);
+        return nullptr;
+    }
+    Mapping reservation(r, size + 2 * kGuard);
+    void* p = mmap(static_cast<uint8_t*>(r) + kGuard, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_FIXED, fd, 0);
     if (p == MAP_FAILED) {
         *err = std::string("mmap guest memory: ") + strerror(errno);
         return nullptr;
     }
-    return std::unique_ptr<GuestMemory>(new GuestMemory(Mapping(p, size), size));
+    return std::unique_ptr<GuestMemory>(new GuestMemory(std::move(reservation), size));
 }
 
 std::unique_ptr<GuestMemory> GuestMemory::open_file(const std::string& path, uint64_t size,

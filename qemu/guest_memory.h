@@ -51,7 +51,9 @@ class GuestMemory {
     uint64_t size() const { return size_; }
 
   private:
-    GuestMemory(Mapping m, uint64_t size) : map_(std::move(m)), base_(map_.data()), size_(size) {}
+    // `m` is the whole reservation: a guard page, RAM, a guard page.
+    GuestMemory(Mapping m, uint64_t size)
+        : map_(std::move(m)), base_(map_.data() + 4096), size_(size) {}
 
     Mapping map_;
     uint8_t* base_;

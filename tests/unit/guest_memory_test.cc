@@ -62,6 +62,16 @@ TEST(GuestMemory, ReadWriteRoundTripAndRefusal) {
     EXPECT_FALSE(gm->write(kSize - 2, msg, 4));
 }
 
+TEST(GuestMemoryDeathTest, GuardPagesAroundRam) {
+    std::string err;
+    auto gm = make(kSize, kSize, &err);
+    ASSERT_TRUE(gm) << err;
+    volatile uint8_t* last = gm->at(kSize - 1, 1);
+    volatile uint8_t* first = gm->at(0, 1);
+    EXPECT_DEATH(last[1] = 1, "");
+    EXPECT_DEATH(first[-1] = 1, "");
+}
+
 TEST(GuestMemory, FileSmallerThanSizeIsRefused) {
     std::string err;
     EXPECT_EQ(nullptr, make(kSize / 2, kSize, &err));
