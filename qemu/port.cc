@@ -96,8 +96,11 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         }
         uint64_t deadline = dev.next_deadline();
         uint64_t wait_ns = deadline > now ? deadline - now : 0;
-        int timeout_ms = static_cast<int>(std::min<uint64_t>(wait_ns / 1'000'000 + 1, 100));
-        int n = poll(fds.data(), fds.size(), timeout_ms);
+        // At most 100 ms (section 8); RNR timers need finer than 1 ms.
+        wait_ns = std::min<uint64_t>(wait_ns, 100'000'000);
+        timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
+                    static_cast<long>(wait_ns % 1'000'000'000)};
+        int n = ppoll(fds.data(), fds.size(), &ts, nullptr);
         if (n < 0 && errno != EINTR) {
             LOG_ERR("poll: %s", strerror(errno));
             return false;
