@@ -3,6 +3,8 @@
 #include "events.h"
 #include "shared_word.h"
 
+#include <new>
+
 namespace vrnic {
 
 namespace {
@@ -69,7 +71,15 @@ CmdResult execute_command(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     for (uint32_t i = op->req_size; i < VRNIC_CMD_PAYLOAD_SIZE; i++)
         if (in.payload[i])
             CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "non-zero bytes after the request");
-    CmdResult r = op->fn(d, in, out);
+    CmdResult r;
+    try {
+        r = op->fn(d, in, out);
+    } catch (const std::bad_alloc&) {
+        // Page lists and CQ copies are the only large allocations; running
+        // out of host memory fails the command, not the model.
+        out = vrnic_cmd{};
+        r = {VRNIC_CMD_STATUS_NO_RESOURCE, __LINE__};
+    }
     LOG_DBG("cmd %s seq %u -> status %u", op->name, in.hdr.seq, r.status);
     return r;
 }
