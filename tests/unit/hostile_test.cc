@@ -55,6 +55,34 @@ TEST(Hostile, DoorbellOfAnotherContextMovesNothing) {
     EXPECT_EQ(0, drv.host(g + 64)[0]);
 }
 
+TEST(Hostile, TwoProcessesTalkOnlyThroughRkeys) {
+    FakeDriver drv;
+    drv.bring_up();
+    uint32_t u1 = drv.alloc_uctx(), u2 = drv.alloc_uctx();
+    uint32_t pd1 = drv.create_pd(u1), pd2 = drv.create_pd(u2);
+    CqInfo cq1 = drv.create_cq(u1), cq2 = drv.create_cq(u2);
+    QpInfo q1 = drv.create_qp(u1, pd1, cq1, cq1), q2 = drv.create_qp(u2, pd2, cq2, cq2);
+    drv.connect_pair(q1, q2);
+    uint64_t g1 = drv.alloc(4096), g2 = drv.alloc(4096);
+    drv.fill(g1, 4096, 0x42);
+    MrInfo m1 = drv.reg_mr(pd1, g1, 4096, VRNIC_ACCESS_LOCAL_WRITE);
+    MrInfo m2 = drv.reg_mr(pd2, g2, 4096, VRNIC_ACCESS_ALL);
+    SendWr w;
+    w.opcode = VRNIC_WR_RDMA_WRITE;
+    w.remote_addr = m2.iova;
+    w.rkey = m2.rkey;
+    w.sge = {{m1.iova, 4096, m1.lkey}};
+    drv.post_send(q1, w);
+    drv.run();
+    EXPECT_EQ(VRNIC_WC_SUCCESS, drv.poll_cq(cq1).at(0).status);
+    EXPECT_TRUE(drv.check_pattern(g2, 4096, 0x42));
+    // The other process's MR as a *local* buffer is refused.
+    w.sge = {{m2.iova, 64, m2.lkey}};
+    drv.post_send(q1, w);
+    drv.run();
+    EXPECT_EQ(VRNIC_WC_LOC_PROT_ERR, drv.poll_cq(cq1).at(0).status);
+}
+
 class HostileIdx : public RcPair {};
 
 TEST_F(HostileIdx, SqProducerOutOfRangeIsQpFatal) {
