@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic command queue (device interface section 9).
+ *
+ * Any number of process-context callers post commands under a spinlock and
+ * sleep on a per-command completion. The admin interrupt (or the waiter
+ * itself, every 100 ms, in case an interrupt was lost) retires entries below
+ * the device's cmdq_ci and copies each completed entry to its waiter. A
+ * command that does not complete in vrnic_cmd_timeout_ms marks the device
+ * dead; a dead device fails every command at once with -EIO.
+ */
+#include <linux/jiffies.h>
+#include <linux/sched.h>
+
+#include "vrnic.h"
+
+#define VRNIC_CMD_POLL_MS	100
+
+struct vrnic_cmd_wait {
+	struct completion done;
+	struct vrnic_cmd entry;		/* the completed entry, copied once */
+	int err;			/* set when failed without completion */
+	bool finished;
+};
+
+static const char *vrnic_cmd_name(u16 opcode)
+{
+	static const char * const names[] = {
+		[VRNIC_CMD_NOP] = "NOP",
+		[VRNIC_CMD_QUERY_DEVICE] = "QUERY_DEVICE",
+		[VRNIC_CMD_QUERY_PORT] = "QUERY_PORT",
+		[VRNIC_CMD_ALLOC_UCTX] = "ALLOC_UCTX",
+		[VRNIC_CMD_DEALLOC_UCTX] = "DEALLOC_UCTX",
+		[VRNIC_CMD_CREATE_PD] = "CREATE_PD",
+		[VRNIC_CMD_DESTROY_PD] = "DESTROY_PD",
+		[VRNIC_CMD_REG_MR] = "REG_MR",
+		[VRNIC_CMD_DEREG_MR] = "DEREG_MR",
+		[VRNIC_CMD_CREATE_CQ] = "CREATE_CQ",
+		[VRNIC_CMD_DESTROY_CQ] = "DESTROY_CQ",
+		[VRNIC_CMD_RESIZE_CQ] = "RESIZE_CQ",
+		[VRNIC_CMD_CREATE_QP] = "CREATE_QP",
+		[VRNIC_CMD_MODIFY_QP] = "MODIFY_QP",
+		[VRNIC_CMD_QUERY_QP] = "QUERY_QP",
+		[VRNIC_CMD_DESTROY_QP] = "DESTROY_QP",
+		[VRNIC_CMD_CREATE_SRQ] = "CREATE_SRQ",
+		[VRNIC_CMD_MODIFY_SRQ] = "MODIFY_SRQ",
+		[VRNIC_CMD_DESTROY_SRQ] = "DESTROY_SRQ",
+		[VRNIC_CMD_CREATE_AH] = "CREATE_AH",
+		[VRNIC_CMD_DESTROY_AH] = "DESTROY_AH",
+		[VRNIC_CMD_SET_GID] = "SET_GID",
+		[VRNIC_CMD_CREATE_EQ] = "CREATE_EQ",
+		[VRNIC_CMD_DESTROY_EQ] = "DESTROY_EQ",
+	};
+
+	if (opcode < ARRAY_SIZE(names) && names[opcode])
+		return names[opcode];
+	return "?";
+}
+
+static int vrnic_cmd_status_to_errno(u32 status)
+{
+	switch (status) {
+	case VRNIC_CMD_STATUS_OK:
+		return 0;
+	case VRNIC_CMD_STATUS_BAD_OPCODE:
+	case VRNIC_CMD_STATUS_UNSUPPORTED:
+		return -EOPNOTSUPP;
+	case VRNIC_CMD_STATUS_BAD_PARAM:
+	case VRNIC_CMD_STATUS_BAD_HANDLE:
+	case VRNIC_CMD_STATUS_BAD_STATE:
+		return -EINVAL;
+	case VRNIC_CMD_STATUS_NO_RESOURCE:
+		return -ENOMEM;
+	case VRNIC_CMD_STATUS_BUSY:
+		return -EBUSY;
+	case VRNIC_CMD_STATUS_BAD_ADDR:
+		return -EFAULT;
+	case VRNIC_CMD_STATUS_INTERNAL:
+	default:
+		return -EIO;
+	}
+}
+
+int vrnic_cmdq_init(struct vrnic_dev *dev)
+{
+	struct vrnic_cmdq *q = &dev->cmdq;
+	int err;
+
+	q->log_depth = VRNIC_CMDQ_LOG_DEPTH;
+	q->depth = 1U << q->log_depth;
+	spin_lock_init(&q->lock);
+	init_waitqueue_head(&q->space_wq);
+	q->pi = 0;
+	q->ci = 0;
+	q->seq = 1;
+
+	q->wait = kcalloc(q->depth, sizeof(*q->wait), GFP_KERNEL);
+	if (!q->wait)
+		return -ENOMEM;
+
+	err = vrnic_dma_alloc(dev, &q->ring, VRNIC_CMD_SIZE << q->log_depth);
+	if (err) {
+		kfree(q->wait);
+		q->wait = NULL;
+	}
+	return err;
+}
+
+void vrnic_cmdq_free(struct vrnic_dev *dev)
+{
+	struct vrnic_cmdq *q = &dev->cmdq;
+
+	vrnic_dma_free(dev, &q->ring);
+	kfree(q->wait);
+	q->wait = NULL;
+}
+
+/*
+ * Retire every entry the device has completed. Any context. The device's
+ * cmdq_ci is untrusted: it must lie between our ci and our pi.
+ */
+void vrnic_cmdq_complete(struct vrnic_dev *dev)
+{
+	struct vrnic_cmdq *q = &dev->cmdq;
+	struct vrnic_cmd *ring = q->ring.va;
+	bool progress = false, bad = false;
+	struct vrnic_cmd_wait *w;
+	unsigned long flags;
+	u32 hw_ci, slot;
+
+	if (!ring)
+		return;
+
+	spin_lock_irqsave(&q->lock, flags);
+	hw_ci = readl(&dev->regs->cmdq_ci);
+	if ((u32)(hw_ci - q->ci) > (u32)(q->pi - q->ci)) {
+		bad = !vrnic_is_fatal(dev);
+		goto unlock;
+	}
+	dma_rmb();	/* read the entries only after cmdq_ci */
+	while (q->ci != hw_ci) {
+		slot = q->ci & (q->depth - 1);
+		w = q->wait[slot];
+		if (w) {
+			memcpy(&w->entry, &ring[slot], sizeof(w->entry));
+			w->finished = true;
+			complete(&w->done);
+			q->wait[slot] = NULL;
+		}
+		q->ci++;
+		progress = true;
+	}
+unlock:
+	spin_unlock_irqrestore(&q->lock, flags);
+
+	if (bad) {
+		dev_err(&dev->pdev->dev,
+			"device reported cmdq_ci %u outside [%u, %u]\n",
+			hw_ci, q->ci, q->pi);
+		vrnic_set_fatal(dev, "invalid command queue index");
+	}
+	if (progress)
+		wake_up(&q->space_wq);
+}
+
+/* The device is gone: fail every command in flight. Any context. */
+void vrnic_cmdq_fail_all(struct vrnic_dev *dev)
+{
+	struct vrnic_cmdq *q = &dev->cmdq;
+	struct vrnic_cmd_wait *w;
+	unsigned long flags;
+	u32 i;
+
+	if (!q->wait)
+		return;
+
+	spin_lock_irqsave(&q->lock, flags);
+	for (i = 0; i < q->depth; i++) {
+		w = q->wait[i];
+		if (!w)
+			continue;
+		w->err = -EIO;
+		w->finished = true;
+		complete(&w->done);
+		q->wait[i] = NULL;
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	wake_up(&q->space_wq);
+}
+
+static bool vrnic_cmdq_has_space(struct vrnic_dev *dev)
+{
+	struct vrnic_cmdq *q = &dev->cmdq;
+
+	return (u32)(READ_ONCE(q->pi) - READ_ONCE(q->ci)) < q->depth ||
+	       vrnic_is_fatal(dev);
+}
+
+/*
+ * Execute one command and wait for it. @req (@req_len bytes) is the request
+ * payload; on success the first @resp_len bytes of the response payload are
+ * copied to @resp. Process context only.
+ */
+int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
+		   size_t req_len, void *resp, size_t resp_len)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(vrnic_cmd_timeout_ms);
+	struct vrnic_cmdq *q = &dev->cmdq;
+	struct vrnic_cmd_wait w;
+	struct vrnic_cmd *entry;
+	unsigned long flags;
+	bool timed_out;
+	u32 idx, seq, status;
+	int err;
+
+	might_sleep();
+	if (req_len > VRNIC_CMD_PAYLOAD_SIZE || resp_len > VRNIC_CMD_PAYLOAD_SIZE)
+		return -EINVAL;
+	if (vrnic_is_fatal(dev))
+		return -EIO;
+
+	init_completion(&w.done);
+	w.err = 0;
+	w.finished = false;
+
+	spin_lock_irqsave(&q->lock, flags);
+	while ((u32)(q->pi - q->ci) >= q->depth) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		if (time_after(jiffies, deadline))
+			goto timeout;
+		wait_event_timeout(q->space_wq, vrnic_cmdq_has_space(dev),
+				   msecs_to_jiffies(VRNIC_CMD_POLL_MS));
+		vrnic_cmdq_complete(dev);
+		spin_lock_irqsave(&q->lock, flags);
+		if (vrnic_is_fatal(dev))
+			break;
+	}
+	if (vrnic_is_fatal(dev)) {
+		spin_unlock_irqrestore(&q->lock, flags);
+		return -EIO;
+	}
+
+	idx = q->pi;
+	seq = q->seq++;
+	entry = (struct vrnic_cmd *)q->ring.va + (idx & (q->depth - 1));
+	memset(entry, 0, sizeof(*entry));
+	entry->hdr.opcode = opcode;
+	entry->hdr.seq = seq;
+	if (req_len)
+		memcpy(entry->payload, req, req_len);
+	q->wait[idx & (q->depth - 1)] = &w;
+	q->pi = idx + 1;
+	dma_wmb();	/* the entry before the producer index */
+	writel(q->pi, &dev->regs->cmdq_pi);
+	vrnic_kick(dev, VRNIC_KICK_CMD);
+	spin_unlock_irqrestore(&q->lock, flags);
+	vrnic_count(dev, VRNIC_CNT_CMDS, 1);
+
+	for (;;) {
+		if (wait_for_completion_timeout(&w.done,
+						msecs_to_jiffies(VRNIC_CMD_POLL_MS)))
+			break;
+		/* Lost interrupt, or a device that does not interrupt. */
+		vrnic_cmdq_complete(dev);
+		if (completion_done(&w.done))
+			break;
+		if (!time_after(jiffies, deadline))
+			continue;
+		spin_lock_irqsave(&q->lock, flags);
+		timed_out = !w.finished;
+		if (timed_out)
+			q->wait[idx & (q->depth - 1)] = NULL;
+		spin_unlock_irqrestore(&q->lock, flags);
+		if (timed_out)
+			goto timeout;
+		wait_for_completion(&w.done);
+		break;
+	}
+
+	if (w.err)
+		return w.err;
+
+	if (w.entry.hdr.seq != seq || w.entry.hdr.opcode != opcode) {
+		dev_err(&dev->pdev->dev,
+			"command %s: completion carries opcode %u seq %u, expected seq %u\n",
+			vrnic_cmd_name(opcode), w.entry.hdr.opcode,
+			w.entry.hdr.seq, seq);
+		vrnic_set_fatal(dev, "corrupt command completion");
+		return -EIO;
+	}
+
+	status = w.entry.hdr.status;
+	err = vrnic_cmd_status_to_errno(status);
+	if (err) {
+		vrnic_count(dev, VRNIC_CNT_CMD_ERRORS, 1);
+		if (status == VRNIC_CMD_STATUS_INTERNAL || err == -EIO)
+			dev_err_ratelimited(&dev->pdev->dev,
+					    "command %s failed: status %u syndrome %#x\n",
+					    vrnic_cmd_name(opcode), status,
+					    w.entry.hdr.syndrome);
+		else
+			dev_dbg(&dev->pdev->dev,
+				"command %s failed: status %u syndrome %#x\n",
+				vrnic_cmd_name(opcode), status,
+				w.entry.hdr.syndrome);
+		return err;
+	}
+
+	if (resp_len)
+		memcpy(resp, w.entry.payload, resp_len);
+	return 0;
+
+timeout:
+	vrnic_count(dev, VRNIC_CNT_CMD_TIMEOUTS, 1);
+	dev_err(&dev->pdev->dev, "command %s timed out after %u ms\n",
+		vrnic_cmd_name(opcode), vrnic_cmd_timeout_ms);
+	set_bit(VRNIC_FLAG_DEAD, &dev->flags);
+	vrnic_set_fatal(dev, "command timeout");
+	return -ETIMEDOUT;
+}
+
+/*
+ * Destroy a device object. A device that is gone took its objects with it,
+ * so a failure then is a success for the caller: the RDMA core must be able
+ * to release everything when the device died.
+ */
+int vrnic_cmd_destroy(struct vrnic_dev *dev, u16 opcode, u32 handle)
+{
+	struct vrnic_cmd_handle req = { .handle = handle };
+	int err;
+
+	err = vrnic_cmd_exec(dev, opcode, &req, sizeof(req), NULL, 0);
+	if (err && vrnic_is_fatal(dev))
+		return 0;
+	if (err)
+		dev_err(&dev->pdev->dev, "%s of handle %u failed: %d\n",
+			vrnic_cmd_name(opcode), handle, err);
+	return err;
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic completion queues (device interface sections 10.10-10.12, 12).
+ *
+ * A user CQ's ring belongs to its mmap entry from the start, so it lives as
+ * long as the process maps it. A kernel CQ is polled here: every CQE is
+ * checked (phase, QP, opcode, wqe_idx) before it becomes a work completion.
+ */
+#include <linux/log2.h>
+
+#include "vrnic.h"
+
+struct vrnic_cq *vrnic_cq_get(struct vrnic_dev *dev, u32 cqn)
+{
+	struct vrnic_cq *cq;
+	unsigned long flags;
+
+	xa_lock_irqsave(&dev->cq_xa, flags);
+	cq = xa_load(&dev->cq_xa, cqn);
+	if (cq && !refcount_inc_not_zero(&cq->refcount))
+		cq = NULL;
+	xa_unlock_irqrestore(&dev->cq_xa, flags);
+	return cq;
+}
+
+void vrnic_cq_put(struct vrnic_cq *cq)
+{
+	if (refcount_dec_and_test(&cq->refcount))
+		complete(&cq->free);
+}
+
+static void __iomem *vrnic_cq_db(struct vrnic_dev *dev, struct vrnic_cq *cq,
+				 u32 offset)
+{
+	return vrnic_kdb_word(dev, cq->db_slot, offset);
+}
+
+/* CQ depth for @cqe entries, or a negative errno. */
+static int vrnic_cq_log_depth(struct vrnic_dev *dev, int cqe)
+{
+	u32 max = min_t(u32, dev->caps.max_cqe,
+			VRNIC_RING_MAX_BYTES / VRNIC_CQE_SIZE);
+	u32 max_log = ilog2(max);
+
+	if (cqe < 1 || (u32)cqe > (1U << max_log))
+		return -EINVAL;
+	return max_t(int, VRNIC_CQ_LOG_DEPTH_MIN,
+		     order_base_2(max_t(int, cqe, 2)));
+}
+
+static int vrnic_check_cq_udata(struct ib_udata *udata)
+{
+	struct vrnic_ibv_create_cq cmd;
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct vrnic_ibv_create_cq) !=
+		     sizeof(struct vrnic_ibv_resize_cq));
+	err = vrnic_udata_in(udata, &cmd, sizeof(cmd));
+	if (err)
+		return err;
+	if (cmd.comp_mask || cmd.reserved)
+		return -EINVAL;
+	return 0;
+}
+
+int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_ibv_create_cq_resp uresp = {};
+	struct vrnic_cmd_create_cq_resp resp = {};
+	struct vrnic_cmd_create_cq req = {};
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_ucontext *uc = NULL;
+	struct vrnic_dma ring = {};
+	u64 ring_size = 0;
+	dma_addr_t ring_dma;
+	int log_depth, err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	log_depth = vrnic_cq_log_depth(dev, attr->cqe);
+	if (log_depth < 0)
+		return log_depth;
+	if (udata) {
+		err = vrnic_check_cq_udata(udata);
+		if (err)
+			return err;
+		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
+					       ibuc);
+	}
+
+	spin_lock_init(&cq->lock);
+	mutex_init(&cq->resize_lock);
+	refcount_set(&cq->refcount, 1);
+	init_completion(&cq->free);
+	cq->user = !!udata;
+	cq->log_depth = log_depth;
+	cq->eqn = vrnic_comp_vector_eqn(dev, attr->comp_vector);
+
+	err = vrnic_dma_alloc(dev, &ring, VRNIC_CQE_SIZE << log_depth);
+	if (err)
+		return err;
+	ring_dma = ring.dma;
+	if (uc) {
+		ring_size = ring.size;
+		cq->ring_entry = vrnic_mmap_insert_dma(uc, &ring,
+						       &uresp.ring_mmap_key);
+		if (IS_ERR(cq->ring_entry)) {
+			err = PTR_ERR(cq->ring_entry);
+			cq->ring_entry = NULL;
+			vrnic_dma_free(dev, &ring);
+			return err;
+		}
+	} else {
+		cq->ring = ring;
+	}
+
+	req.uctx = uc ? uc->uctx : VRNIC_UCTX_KERNEL;
+	req.eqn = cq->eqn;
+	req.ring_addr = ring_dma;
+	req.log_depth = log_depth;
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_CQ, &req, sizeof(req),
+			     &resp, sizeof(resp));
+	if (err)
+		goto err_free_ring;
+	cq->cqn = resp.cqn;
+	cq->db_slot = resp.db_slot;
+	if (!resp.cqn || !vrnic_db_slot_valid(resp.db_slot)) {
+		dev_err(&dev->pdev->dev, "CREATE_CQ returned cqn %u slot %u\n",
+			resp.cqn, resp.db_slot);
+		err = -EIO;
+		goto err_destroy;
+	}
+	err = xa_insert_irq(&dev->cq_xa, cq->cqn, cq, GFP_KERNEL);
+	if (err) {
+		dev_err(&dev->pdev->dev, "CREATE_CQ reused live cqn %u\n",
+			cq->cqn);
+		err = -EIO;
+		goto err_destroy;
+	}
+
+	if (uc) {
+		uresp.cqn = cq->cqn;
+		uresp.db_slot = cq->db_slot;
+		uresp.log_depth = log_depth;
+		uresp.ring_size = ring_size;
+		err = vrnic_udata_out(udata, &uresp, sizeof(uresp));
+		if (err)
+			goto err_erase;
+	}
+	ibcq->cqe = 1 << log_depth;
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->cq_xa, cq->cqn);
+err_destroy:
+	vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_CQ, cq->cqn);
+err_free_ring:
+	if (cq->ring_entry)
+		rdma_user_mmap_entry_remove(cq->ring_entry);
+	cq->ring_entry = NULL;
+	vrnic_dma_free(dev, &cq->ring);
+	return err;
+}
+
+int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	int err;
+
+	err = vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_CQ, cq->cqn);
+	if (err)
+		return err;
+	/* No new EQEs name this CQ; wait for handlers still using it. */
+	xa_erase_irq(&dev->cq_xa, cq->cqn);
+	vrnic_cq_put(cq);
+	wait_for_completion(&cq->free);
+
+	if (cq->ring_entry)
+		rdma_user_mmap_entry_remove(cq->ring_entry);
+	vrnic_dma_free(dev, &cq->ring);
+	return 0;
+}
+
+int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_ibv_resize_cq_resp uresp = {};
+	struct rdma_user_mmap_entry *entry = NULL;
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cmd_resize_cq req = {};
+	struct vrnic_ucontext *uc = NULL;
+	struct vrnic_dma ring = {}, old;
+	int log_depth, err;
+
+	if (!!udata != cq->user)
+		return -EINVAL;
+	log_depth = vrnic_cq_log_depth(dev, cqe);
+	if (log_depth < 0)
+		return log_depth;
+	if (udata) {
+		err = vrnic_check_cq_udata(udata);
+		if (err)
+			return err;
+		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
+					       ibuc);
+	}
+
+	err = vrnic_dma_alloc(dev, &ring, VRNIC_CQE_SIZE << log_depth);
+	if (err)
+		return err;
+	req.cqn = cq->cqn;
+	req.log_depth = log_depth;
+	req.ring_addr = ring.dma;
+
+	if (uc) {
+		uresp.ring_size = ring.size;
+		entry = vrnic_mmap_insert_dma(uc, &ring, &uresp.ring_mmap_key);
+		if (IS_ERR(entry)) {
+			vrnic_dma_free(dev, &ring);
+			return PTR_ERR(entry);
+		}
+		/* The provider stored its ci in the slot before calling. */
+		err = vrnic_cmd_exec(dev, VRNIC_CMD_RESIZE_CQ, &req,
+				     sizeof(req), NULL, 0);
+		if (err) {
+			rdma_user_mmap_entry_remove(entry);
+			return err;
+		}
+		rdma_user_mmap_entry_remove(cq->ring_entry);
+		cq->ring_entry = entry;
+		cq->log_depth = log_depth;
+		ibcq->cqe = 1 << log_depth;
+		uresp.log_depth = log_depth;
+		return vrnic_udata_out(udata, &uresp, sizeof(uresp));
+	}
+
+	mutex_lock(&cq->resize_lock);
+	spin_lock_irq(&cq->lock);
+	writel(cq->ci, vrnic_cq_db(dev, cq, VRNIC_DB_CQ_CI));
+	cq->resizing = true;
+	spin_unlock_irq(&cq->lock);
+
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_RESIZE_CQ, &req, sizeof(req),
+			     NULL, 0);
+
+	spin_lock_irq(&cq->lock);
+	cq->resizing = false;
+	if (!err) {
+		old = cq->ring;
+		cq->ring = ring;
+		cq->log_depth = log_depth;
+		ibcq->cqe = 1 << log_depth;
+	} else {
+		old = ring;
+	}
+	spin_unlock_irq(&cq->lock);
+	mutex_unlock(&cq->resize_lock);
+	vrnic_dma_free(dev, &old);
+	return err;
+}
+
+static struct vrnic_cqe *vrnic_cq_head(struct vrnic_cq *cq)
+{
+	struct vrnic_cqe *cqe;
+	u8 owner;
+
+	cqe = (struct vrnic_cqe *)cq->ring.va +
+	      (cq->ci & ((1U << cq->log_depth) - 1));
+	owner = READ_ONCE(cqe->owner);
+	if ((owner & VRNIC_OWNER_PHASE) != VRNIC_PHASE(cq->ci, cq->log_depth))
+		return NULL;
+	dma_rmb();	/* the entry after its owner byte */
+	return cqe;
+}
+
+int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	unsigned long irqflags;
+	int ret = 0;
+
+	/* A user CQ's arm word is in its process's page: the provider's. */
+	if (cq->user)
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if ((flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED)
+		cq->arm_sol++;
+	else
+		cq->arm_next++;
+	writel(VRNIC_CQ_ARM_WORD(cq->arm_next, cq->arm_sol),
+	       vrnic_cq_db(dev, cq, VRNIC_DB_CQ_ARM));
+	mb();	/* arm store before re-reading the CQ (section 12.3) */
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !cq->resizing &&
+	    vrnic_cq_head(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}
+
+static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
+			   const struct vrnic_cqe *cqe, struct ib_wc *wc)
+{
+	bool send = cqe->opcode < VRNIC_CQE_OP_RECV;
+	struct vrnic_qp *qp;
+	u64 wr_id;
+
+	switch (cqe->opcode) {
+	case VRNIC_CQE_OP_SEND:
+	case VRNIC_CQE_OP_RDMA_WRITE:
+	case VRNIC_CQE_OP_RDMA_READ:
+	case VRNIC_CQE_OP_COMP_SWAP:
+	case VRNIC_CQE_OP_FETCH_ADD:
+	case VRNIC_CQE_OP_RECV:
+	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
+		break;
+	default:
+		goto bad;
+	}
+
+	/* Destroyed QPs leave qp_xa before they take cq->lock: safe. */
+	qp = xa_load(&dev->qp_xa, cqe->qpn);
+	if (!qp || qp->user ||
+	    (send ? qp->ibqp.send_cq : qp->ibqp.recv_cq) != &cq->ibcq)
+		goto bad;
+	if (!vrnic_qp_retire(qp, send, cqe->wqe_idx, &wr_id))
+		goto bad;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = cqe->status <= VRNIC_WC_GENERAL_ERR ?
+		     cqe->status : IB_WC_GENERAL_ERR;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->qp = &qp->ibqp;
+	if (cqe->flags & VRNIC_CQE_F_WITH_IMM) {
+		wc->ex.imm_data = cqe->imm_data;
+		wc->wc_flags |= IB_WC_WITH_IMM;
+	}
+	wc->src_qp = cqe->src_qp & VRNIC_QPN_MASK;
+	wc->pkey_index = 0;
+	wc->sl = cqe->sl & 0xf;
+	wc->port_num = 1;
+	return true;
+
+bad:
+	vrnic_count(dev, VRNIC_CNT_BAD_CQES, 1);
+	dev_dbg_ratelimited(&dev->pdev->dev,
+			    "CQ %u: skipping CQE qpn %u opcode %u wqe_idx %u\n",
+			    cq->cqn, cqe->qpn, cqe->opcode, cqe->wqe_idx);
+	return false;
+}
+
+int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct vrnic_dev *dev = to_vdev(ibcq->device);
+	struct vrnic_cq *cq = to_vcq(ibcq);
+	struct vrnic_cqe copy, *cqe;
+	unsigned long flags;
+	u32 consumed = 0;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->resizing || !cq->ring.va)
+		goto out;
+	while (n < num_entries) {
+		cqe = vrnic_cq_head(cq);
+		if (!cqe)
+			break;
+		memcpy(&copy, cqe, sizeof(copy));
+		cq->ci++;
+		consumed++;
+		if (vrnic_poll_one(dev, cq, &copy, &wc[n]))
+			n++;
+		/* Never spin forever on a device that floods the ring. */
+		if (consumed >= (1U << cq->log_depth))
+			break;
+	}
+	if (consumed)
+		writel(cq->ci, vrnic_cq_db(dev, cq, VRNIC_DB_CQ_CI));
+out:
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic memory regions (device interface section 10.8).
+ *
+ * User MRs are pinned by ib_umem_get (so RLIMIT_MEMLOCK accounting is the
+ * kernel's); their DMA blocks go to the device as a one- or two-level page
+ * list that the device copies during REG_MR. Kernel users get the PD's DMA
+ * MR (VRNIC_MR_F_PHYS), which addresses guest-physical memory directly.
+ */
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
+
+#include "vrnic.h"
+
+struct vrnic_pbl {
+	struct vrnic_dma top;
+	struct vrnic_dma *leaves;
+	u32 nleaves;
+	u8 level;
+};
+
+static void vrnic_pbl_free(struct vrnic_dev *dev, struct vrnic_pbl *pbl)
+{
+	u32 i;
+
+	if (pbl->leaves) {
+		for (i = 0; i < pbl->nleaves; i++)
+			vrnic_dma_free(dev, &pbl->leaves[i]);
+		kfree(pbl->leaves);
+		pbl->leaves = NULL;
+	}
+	vrnic_dma_free(dev, &pbl->top);
+}
+
+static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
+			   unsigned long pgsz, u32 npages,
+			   struct vrnic_pbl *pbl)
+{
+	struct ib_block_iter biter;
+	u64 *top, *leaf;
+	u32 i, n = 0;
+	int err;
+
+	memset(pbl, 0, sizeof(*pbl));
+	if (npages <= VRNIC_PBL_ENTRIES_PER_PAGE) {
+		pbl->level = VRNIC_PBL_DIRECT;
+		err = vrnic_dma_alloc(dev, &pbl->top, npages * sizeof(u64));
+		if (err)
+			return err;
+		top = pbl->top.va;
+		rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+			if (n >= npages)
+				break;
+			top[n++] = rdma_block_iter_dma_address(&biter);
+		}
+		if (n != npages) {
+			vrnic_pbl_free(dev, pbl);
+			return -EINVAL;
+		}
+		return 0;
+	}
+
+	pbl->level = VRNIC_PBL_INDIRECT;
+	pbl->nleaves = DIV_ROUND_UP(npages, VRNIC_PBL_ENTRIES_PER_PAGE);
+	err = vrnic_dma_alloc(dev, &pbl->top, pbl->nleaves * sizeof(u64));
+	if (err)
+		return err;
+	pbl->leaves = kcalloc(pbl->nleaves, sizeof(*pbl->leaves), GFP_KERNEL);
+	if (!pbl->leaves)
+		goto err_nomem;
+	top = pbl->top.va;
+	for (i = 0; i < pbl->nleaves; i++) {
+		if (vrnic_dma_alloc(dev, &pbl->leaves[i], VRNIC_PAGE_SIZE))
+			goto err_nomem;
+		top[i] = pbl->leaves[i].dma;
+	}
+	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
+		if (n >= npages)
+			break;
+		leaf = pbl->leaves[n / VRNIC_PBL_ENTRIES_PER_PAGE].va;
+		leaf[n % VRNIC_PBL_ENTRIES_PER_PAGE] =
+			rdma_block_iter_dma_address(&biter);
+		n++;
+	}
+	if (n != npages) {
+		vrnic_pbl_free(dev, pbl);
+		return -EINVAL;
+	}
+	return 0;
+
+err_nomem:
+	vrnic_pbl_free(dev, pbl);
+	return -ENOMEM;
+}
+
+static int vrnic_reg_mr_cmd(struct vrnic_dev *dev, struct vrnic_mr *mr,
+			    const struct vrnic_cmd_reg_mr *req)
+{
+	struct vrnic_cmd_reg_mr_resp resp = {};
+	int err;
+
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_REG_MR, req, sizeof(*req), &resp,
+			     sizeof(resp));
+	if (err)
+		return err;
+	if (resp.mr == VRNIC_HANDLE_NONE) {
+		dev_err(&dev->pdev->dev, "REG_MR returned handle 0\n");
+		return -EIO;
+	}
+	mr->handle = resp.mr;
+	mr->ibmr.lkey = resp.lkey;
+	mr->ibmr.rkey = resp.rkey;
+	return 0;
+}
+
+struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	struct vrnic_cmd_reg_mr req = {};
+	struct vrnic_mr *mr;
+	int err;
+
+	/* The DMA MR is local only: a global rkey would expose all memory. */
+	if (access & ~IB_ACCESS_LOCAL_WRITE)
+		return ERR_PTR(-EOPNOTSUPP);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	req.pd = to_vpd(ibpd)->pdn;
+	req.access = access & VRNIC_ACCESS_LOCAL_WRITE;
+	req.flags = VRNIC_MR_F_PHYS;
+	err = vrnic_reg_mr_cmd(dev, mr, &req);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+	struct vrnic_cmd_reg_mr req = {};
+	struct vrnic_pbl pbl;
+	unsigned long pgsz;
+	struct vrnic_mr *mr;
+	size_t npages;
+	int err;
+
+	err = vrnic_udata_no_input(udata);
+	if (err)
+		return ERR_PTR(err);
+	/* Optional flags (relaxed ordering) mean nothing to this device. */
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~VRNIC_ACCESS_ALL)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!length || length > dev->caps.max_mr_size ||
+	    virt_addr + length < virt_addr)
+		return ERR_PTR(-EINVAL);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto err_free;
+	}
+
+	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->caps.page_size_cap,
+				      virt_addr);
+	if (!pgsz) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
+	if (npages > U32_MAX) {
+		err = -EINVAL;
+		goto err_release;
+	}
+	err = vrnic_pbl_build(dev, mr->umem, pgsz, npages, &pbl);
+	if (err)
+		goto err_release;
+
+	req.pd = to_vpd(ibpd)->pdn;
+	req.access = access;
+	req.iova = virt_addr;
+	req.length = length;
+	req.pbl_addr = pbl.top.dma;
+	req.npages = npages;
+	req.page_shift = __ffs(pgsz);
+	req.pbl_level = pbl.level;
+	err = vrnic_reg_mr_cmd(dev, mr, &req);
+	/* The device copied the page list during the command. */
+	vrnic_pbl_free(dev, &pbl);
+	if (err)
+		goto err_release;
+	return &mr->ibmr;
+
+err_release:
+	ib_umem_release(mr->umem);
+err_free:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vrnic_mr *mr = to_vmr(ibmr);
+	int err;
+
+	err = vrnic_cmd_destroy(to_vdev(ibmr->device), VRNIC_CMD_DEREG_MR,
+				mr->handle);
+	if (err)
+		return err;
+	/* No access through the MR is in progress: unpin. */
+	ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}

@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic queue pairs (device interface sections 10.13-10.16, 13, 15): RC
+ * only. User QPs get their rings through mmap entries; kernel QPs post here
+ * on the kernel doorbell page and keep their own wr_id tables, indexed by
+ * the (validated) wqe_idx of each CQE.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/log2.h>
+#include <rdma/ib_cache.h>
+
+#include "vrnic.h"
+
+/* The device uses the verbs numbering; the driver copies values across. */
+#define VRNIC_SAME(a, b) static_assert((int)(a) == (int)(b), #a " == " #b)
+VRNIC_SAME(IB_WR_RDMA_WRITE, VRNIC_WR_RDMA_WRITE);
+VRNIC_SAME(IB_WR_RDMA_WRITE_WITH_IMM, VRNIC_WR_RDMA_WRITE_WITH_IMM);
+VRNIC_SAME(IB_WR_SEND, VRNIC_WR_SEND);
+VRNIC_SAME(IB_WR_SEND_WITH_IMM, VRNIC_WR_SEND_WITH_IMM);
+VRNIC_SAME(IB_WR_RDMA_READ, VRNIC_WR_RDMA_READ);
+VRNIC_SAME(IB_WR_ATOMIC_CMP_AND_SWP, VRNIC_WR_ATOMIC_CMP_AND_SWP);
+VRNIC_SAME(IB_WR_ATOMIC_FETCH_AND_ADD, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
+VRNIC_SAME(IB_WC_SEND, VRNIC_CQE_OP_SEND);
+VRNIC_SAME(IB_WC_RDMA_WRITE, VRNIC_CQE_OP_RDMA_WRITE);
+VRNIC_SAME(IB_WC_RDMA_READ, VRNIC_CQE_OP_RDMA_READ);
+VRNIC_SAME(IB_WC_COMP_SWAP, VRNIC_CQE_OP_COMP_SWAP);
+VRNIC_SAME(IB_WC_FETCH_ADD, VRNIC_CQE_OP_FETCH_ADD);
+VRNIC_SAME(IB_WC_RECV, VRNIC_CQE_OP_RECV);
+VRNIC_SAME(IB_WC_RECV_RDMA_WITH_IMM, VRNIC_CQE_OP_RECV_RDMA_WITH_IMM);
+VRNIC_SAME(IB_WC_GENERAL_ERR, VRNIC_WC_GENERAL_ERR);
+VRNIC_SAME(IB_QPS_RTS, VRNIC_QPS_RTS);
+VRNIC_SAME(IB_QPS_ERR, VRNIC_QPS_ERR);
+VRNIC_SAME(IB_QP_DEST_QPN, VRNIC_QP_ATTR_DEST_QPN);
+VRNIC_SAME(IB_QP_ATTR_STANDARD_BITS, VRNIC_QP_ATTR_ALL);
+VRNIC_SAME(IB_ACCESS_LOCAL_WRITE, VRNIC_ACCESS_LOCAL_WRITE);
+VRNIC_SAME(IB_ACCESS_REMOTE_ATOMIC, VRNIC_ACCESS_REMOTE_ATOMIC);
+VRNIC_SAME(IB_MTU_4096, VRNIC_MTU_4096);
+
+#define VRNIC_QP_REMOTE_ACCESS	(IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+struct vrnic_qp *vrnic_qp_get(struct vrnic_dev *dev, u32 qpn)
+{
+	struct vrnic_qp *qp;
+	unsigned long flags;
+
+	xa_lock_irqsave(&dev->qp_xa, flags);
+	qp = xa_load(&dev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->refcount))
+		qp = NULL;
+	xa_unlock_irqrestore(&dev->qp_xa, flags);
+	return qp;
+}
+
+void vrnic_qp_put(struct vrnic_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->refcount))
+		complete(&qp->free);
+}
+
+static u32 vrnic_sq_shift_needed(u32 sge, u32 inline_size)
+{
+	u32 need = max_t(u32, VRNIC_SEND_WQE_HDR_SIZE + VRNIC_SGE_SIZE * sge,
+			 VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE +
+			 inline_size);
+
+	return max_t(u32, VRNIC_SQ_WQE_SHIFT_MIN, order_base_2(need));
+}
+
+static u32 vrnic_rq_shift_needed(u32 sge)
+{
+	u32 need = VRNIC_RECV_WQE_HDR_SIZE + VRNIC_SGE_SIZE * max_t(u32, sge, 1);
+
+	return max_t(u32, VRNIC_RQ_WQE_SHIFT_MIN, order_base_2(need));
+}
+
+/* Pick a stride: the request (0 = smallest that fits) within [min, max]. */
+static int vrnic_pick_shift(u32 requested, u32 needed, u32 min, u32 max)
+{
+	if (requested) {
+		if (requested < min || requested > max || requested < needed)
+			return -EINVAL;
+		return requested;
+	}
+	return needed <= max ? (int)needed : -EINVAL;
+}
+
+static int vrnic_wq_log_depth(struct vrnic_dev *dev, u32 wr, u32 shift)
+{
+	u32 log = max_t(u32, VRNIC_WQ_LOG_DEPTH_MIN,
+			order_base_2(max_t(u32, wr, 2)));
+
+	if ((1U << log) > dev->caps.max_qp_wr ||
+	    ((u64)1 << (log + shift)) > VRNIC_RING_MAX_BYTES)
+		return -EINVAL;
+	return log;
+}
+
+static void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq)
+{
+	if (wq->entry)
+		rdma_user_mmap_entry_remove(wq->entry);
+	wq->entry = NULL;
+	vrnic_dma_free(dev, &wq->ring);
+	kfree(wq->wrid);
+	wq->wrid = NULL;
+}
+
+/*
+ * Allocate a work queue ring. For a user QP the ring goes straight into an
+ * mmap entry (@key, @size report it); a kernel QP also gets its wr_id table.
+ */
+static int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
+			  struct vrnic_wq *wq, dma_addr_t *dma, u64 *key,
+			  u64 *size)
+{
+	struct vrnic_dma ring = {};
+	u32 depth = 1U << wq->log_depth;
+	int err;
+
+	spin_lock_init(&wq->lock);
+	wq->pi = 0;
+	wq->ci = 0;
+	err = vrnic_dma_alloc(dev, &ring, (size_t)depth << wq->wqe_shift);
+	if (err)
+		return err;
+	*dma = ring.dma;
+	if (uc) {
+		*size = ring.size;
+		wq->entry = vrnic_mmap_insert_dma(uc, &ring, key);
+		if (IS_ERR(wq->entry)) {
+			err = PTR_ERR(wq->entry);
+			wq->entry = NULL;
+			vrnic_dma_free(dev, &ring);
+			return err;
+		}
+		return 0;
+	}
+	wq->ring = ring;
+	wq->wrid = kcalloc(depth, sizeof(*wq->wrid), GFP_KERNEL);
+	if (!wq->wrid) {
+		vrnic_dma_free(dev, &wq->ring);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_ibv_create_qp_resp uresp = {};
+	struct vrnic_cmd_create_qp_resp resp = {};
+	struct vrnic_cmd_create_qp req = {};
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct ib_qp_cap *cap = &init->cap;
+	struct vrnic_caps *c = &dev->caps;
+	struct vrnic_ucontext *uc = NULL;
+	struct vrnic_ibv_create_qp ucmd;
+	dma_addr_t sq_dma, rq_dma;
+	int sq_shift, rq_shift, sq_log, rq_log, err;
+
+	if (init->qp_type != IB_QPT_RC || init->create_flags || init->srq)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > c->max_qp_wr || cap->max_recv_wr > c->max_qp_wr ||
+	    cap->max_send_sge > c->max_sge || cap->max_recv_sge > c->max_sge ||
+	    cap->max_inline_data > c->max_inline)
+		return -EINVAL;
+
+	err = vrnic_udata_in(udata, &ucmd, sizeof(ucmd));
+	if (err)
+		return err;
+	if (ucmd.comp_mask || ucmd.reserved)
+		return -EINVAL;
+	if (udata)
+		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
+					       ibuc);
+
+	sq_shift = vrnic_pick_shift(ucmd.sq_wqe_shift,
+				    vrnic_sq_shift_needed(cap->max_send_sge,
+							  cap->max_inline_data),
+				    VRNIC_SQ_WQE_SHIFT_MIN,
+				    VRNIC_SQ_WQE_SHIFT_MAX);
+	rq_shift = vrnic_pick_shift(ucmd.rq_wqe_shift,
+				    vrnic_rq_shift_needed(cap->max_recv_sge),
+				    VRNIC_RQ_WQE_SHIFT_MIN,
+				    VRNIC_RQ_WQE_SHIFT_MAX);
+	if (sq_shift < 0 || rq_shift < 0)
+		return -EINVAL;
+	sq_log = vrnic_wq_log_depth(dev, cap->max_send_wr, sq_shift);
+	rq_log = vrnic_wq_log_depth(dev, cap->max_recv_wr, rq_shift);
+	if (sq_log < 0 || rq_log < 0)
+		return -EINVAL;
+
+	qp->user = !!udata;
+	qp->state = IB_QPS_RESET;
+	mutex_init(&qp->state_lock);
+	refcount_set(&qp->refcount, 1);
+	init_completion(&qp->free);
+	qp->sq.log_depth = sq_log;
+	qp->sq.wqe_shift = sq_shift;
+	qp->sq.max_sge = min_t(u32, c->max_sge, VRNIC_SQ_MAX_SGE(sq_shift));
+	qp->max_inline = min_t(u32, c->max_inline,
+			       VRNIC_SQ_MAX_INLINE(sq_shift));
+	qp->rq.log_depth = rq_log;
+	qp->rq.wqe_shift = rq_shift;
+	qp->rq.max_sge = min_t(u32, c->max_sge, VRNIC_RQ_MAX_SGE(rq_shift));
+
+	err = vrnic_wq_alloc(dev, uc, &qp->sq, &sq_dma, &uresp.sq_mmap_key,
+			     &uresp.sq_ring_size);
+	if (err)
+		return err;
+	err = vrnic_wq_alloc(dev, uc, &qp->rq, &rq_dma, &uresp.rq_mmap_key,
+			     &uresp.rq_ring_size);
+	if (err)
+		goto err_free_sq;
+
+	req.uctx = uc ? uc->uctx : VRNIC_UCTX_KERNEL;
+	req.pd = to_vpd(ibqp->pd)->pdn;
+	req.qp_type = VRNIC_QPT_RC;
+	if (init->sq_sig_type == IB_SIGNAL_ALL_WR)
+		req.flags |= VRNIC_QP_F_SQ_SIG_ALL;
+	req.send_cqn = to_vcq(init->send_cq)->cqn;
+	req.recv_cqn = to_vcq(init->recv_cq)->cqn;
+	req.srqn = VRNIC_HANDLE_NONE;
+	req.sq_addr = sq_dma;
+	req.rq_addr = rq_dma;
+	req.sq_log_depth = sq_log;
+	req.sq_wqe_shift = sq_shift;
+	req.rq_log_depth = rq_log;
+	req.rq_wqe_shift = rq_shift;
+	req.max_send_sge = qp->sq.max_sge;
+	req.max_recv_sge = qp->rq.max_sge;
+	req.max_inline = qp->max_inline;
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_QP, &req, sizeof(req),
+			     &resp, sizeof(resp));
+	if (err)
+		goto err_free_rq;
+	qp->qpn = resp.qpn;
+	qp->db_slot = resp.db_slot;
+	if (resp.qpn < VRNIC_QPN_MIN || resp.qpn > VRNIC_QPN_MASK ||
+	    !vrnic_db_slot_valid(resp.db_slot)) {
+		dev_err(&dev->pdev->dev, "CREATE_QP returned qpn %u slot %u\n",
+			resp.qpn, resp.db_slot);
+		err = -EIO;
+		goto err_destroy;
+	}
+	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
+	if (err) {
+		dev_err(&dev->pdev->dev, "CREATE_QP reused live qpn %u\n",
+			qp->qpn);
+		err = -EIO;
+		goto err_destroy;
+	}
+	ibqp->qp_num = qp->qpn;
+
+	cap->max_send_wr = 1U << sq_log;
+	cap->max_recv_wr = 1U << rq_log;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_recv_sge = qp->rq.max_sge;
+	cap->max_inline_data = qp->max_inline;
+
+	if (uc) {
+		uresp.qpn = qp->qpn;
+		uresp.db_slot = qp->db_slot;
+		uresp.sq_log_depth = sq_log;
+		uresp.sq_wqe_shift = sq_shift;
+		uresp.rq_log_depth = rq_log;
+		uresp.rq_wqe_shift = rq_shift;
+		uresp.max_inline = qp->max_inline;
+		uresp.max_send_sge = qp->sq.max_sge;
+		uresp.max_recv_sge = qp->rq.max_sge;
+		err = vrnic_udata_out(udata, &uresp, sizeof(uresp));
+		if (err)
+			goto err_erase;
+	}
+	return 0;
+
+err_erase:
+	xa_erase_irq(&dev->qp_xa, qp->qpn);
+err_destroy:
+	vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_QP, qp->qpn);
+err_free_rq:
+	vrnic_wq_free(dev, &qp->rq);
+err_free_sq:
+	vrnic_wq_free(dev, &qp->sq);
+	return err;
+}
+
+/* Wait until no kernel poller can still hold @qp (found via qp_xa). */
+static void vrnic_qp_sync_pollers(struct vrnic_qp *qp)
+{
+	struct vrnic_cq *scq = to_vcq(qp->ibqp.send_cq);
+	struct vrnic_cq *rcq = to_vcq(qp->ibqp.recv_cq);
+
+	spin_lock_irq(&scq->lock);
+	spin_unlock_irq(&scq->lock);
+	if (rcq != scq) {
+		spin_lock_irq(&rcq->lock);
+		spin_unlock_irq(&rcq->lock);
+	}
+}
+
+int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	int err;
+
+	err = vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_QP, qp->qpn);
+	if (err)
+		return err;
+	xa_erase_irq(&dev->qp_xa, qp->qpn);
+	if (!qp->user)
+		vrnic_qp_sync_pollers(qp);
+	vrnic_qp_put(qp);
+	wait_for_completion(&qp->free);
+
+	/* The device no longer touches the rings. */
+	vrnic_wq_free(dev, &qp->rq);
+	vrnic_wq_free(dev, &qp->sq);
+	return 0;
+}
+
+static int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av)
+{
+	const struct ib_global_route *grh;
+	u16 vlan_id = VRNIC_VLAN_NONE;
+	int err;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (grh->sgid_attr) {
+		if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+			return -EINVAL;
+		err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
+		if (err)
+			return err;
+	}
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	av->flow_label = grh->flow_label & 0xfffff;
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(ah) & 0xf;
+	ether_addr_copy(av->dmac, ah->roce.dmac);
+	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	return 0;
+}
+
+static int vrnic_fill_modify(const struct ib_qp_attr *attr, int mask,
+			     struct vrnic_qp_attr *a)
+{
+	int err;
+
+	if (mask & IB_QP_STATE)
+		a->qp_state = attr->qp_state;
+	if (mask & IB_QP_CUR_STATE)
+		a->cur_qp_state = attr->cur_qp_state;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = !!attr->en_sqd_async_notify;
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		if (attr->qp_access_flags &
+		    ~(VRNIC_QP_REMOTE_ACCESS | IB_ACCESS_LOCAL_WRITE))
+			return -EINVAL;
+		a->qp_access_flags = attr->qp_access_flags &
+				     VRNIC_QP_REMOTE_ACCESS;
+	}
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		err = vrnic_av_from_ah(&attr->ah_attr, &a->av);
+		if (err)
+			return err;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & VRNIC_PSN_MASK;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & VRNIC_PSN_MASK;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qpn = attr->dest_qp_num & VRNIC_QPN_MASK;
+	return 0;
+}
+
+int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int attr_mask, struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_cmd_modify_qp req = {};
+	enum ib_qp_state cur, new;
+	unsigned long flags;
+	int err;
+
+	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (attr_mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | IB_QP_CAP))
+		return -EOPNOTSUPP;
+	err = vrnic_udata_no_input(udata);
+	if (err)
+		return err;
+
+	mutex_lock(&qp->state_lock);
+	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
+					    READ_ONCE(qp->state);
+	new = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, new, IB_QPT_RC, attr_mask)) {
+		err = -EINVAL;
+		goto out;
+	}
+	req.qpn = qp->qpn;
+	req.attr_mask = attr_mask;
+	err = vrnic_fill_modify(attr, attr_mask, &req.attr);
+	if (err)
+		goto out;
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_QP, &req, sizeof(req),
+			     NULL, 0);
+	if (err)
+		goto out;
+
+	if (attr_mask & IB_QP_STATE) {
+		WRITE_ONCE(qp->state, new);
+		if (new == IB_QPS_RESET && !qp->user) {
+			/* The device discarded everything outstanding. */
+			spin_lock_irqsave(&qp->sq.lock, flags);
+			qp->sq.ci = qp->sq.pi;
+			spin_unlock_irqrestore(&qp->sq.lock, flags);
+			spin_lock_irqsave(&qp->rq.lock, flags);
+			qp->rq.ci = qp->rq.pi;
+			spin_unlock_irqrestore(&qp->rq.lock, flags);
+		}
+	}
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}
+
+int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_qp_init_attr *init)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_cmd_handle req = {};
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_cmd_query_qp_resp resp;
+	struct vrnic_qp_attr *a = &resp.attr;
+	union ib_gid dgid;
+	int err;
+
+	req.handle = qp->qpn;
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_QUERY_QP, &req, sizeof(req),
+			     &resp, sizeof(resp));
+	if (err)
+		return err;
+	if (a->qp_state > IB_QPS_ERR || a->cur_qp_state > IB_QPS_ERR)
+		return -EIO;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	attr->qp_state = a->qp_state;
+	attr->cur_qp_state = a->cur_qp_state;
+	attr->path_mtu = clamp_t(u8, a->path_mtu, IB_MTU_256, IB_MTU_4096);
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = a->qkey;
+	attr->rq_psn = a->rq_psn & VRNIC_PSN_MASK;
+	attr->sq_psn = a->sq_psn & VRNIC_PSN_MASK;
+	attr->dest_qp_num = a->dest_qpn & VRNIC_QPN_MASK;
+	attr->qp_access_flags = a->qp_access_flags & VRNIC_QP_REMOTE_ACCESS;
+	attr->pkey_index = a->pkey_index;
+	attr->en_sqd_async_notify = a->en_sqd_async_notify;
+	attr->sq_draining = a->sq_draining;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer & 0x1f;
+	attr->port_num = 1;
+	attr->timeout = a->timeout & 0x1f;
+	attr->retry_cnt = a->retry_cnt & 0x7;
+	attr->rnr_retry = a->rnr_retry & 0x7;
+
+	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	memcpy(dgid.raw, a->av.dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(&attr->ah_attr, &dgid, a->av.flow_label & 0xfffff,
+			a->av.sgid_index, a->av.hop_limit,
+			a->av.traffic_class);
+	rdma_ah_set_sl(&attr->ah_attr, a->av.sl & 0xf);
+	rdma_ah_set_port_num(&attr->ah_attr, 1);
+	ether_addr_copy(attr->ah_attr.roce.dmac, a->av.dmac);
+
+	attr->cap.max_send_wr = 1U << qp->sq.log_depth;
+	attr->cap.max_recv_wr = 1U << qp->rq.log_depth;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = attr->cap;
+	init->qp_type = IB_QPT_RC;
+
+	WRITE_ONCE(qp->state, a->qp_state);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel data path                                                    */
+/* ------------------------------------------------------------------ */
+
+static void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
+{
+	return wq->ring.va +
+	       ((size_t)(idx & ((1U << wq->log_depth) - 1)) << wq->wqe_shift);
+}
+
+/* Retire a WQE named by a CQE; false if wqe_idx is not outstanding. */
+bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx, u64 *wr_id)
+{
+	struct vrnic_wq *wq = send ? &qp->sq : &qp->rq;
+	bool ok;
+
+	spin_lock(&wq->lock);
+	ok = (u32)(wqe_idx - wq->ci) < (u32)(wq->pi - wq->ci);
+	if (ok) {
+		*wr_id = wq->wrid[wqe_idx & ((1U << wq->log_depth) - 1)];
+		wq->ci = wqe_idx + 1;
+	}
+	spin_unlock(&wq->lock);
+	return ok;
+}
+
+static int vrnic_build_inline(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			      struct vrnic_send_wqe_hdr *hdr)
+{
+	struct vrnic_inline_hdr *ih = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
+	u8 *data = (u8 *)ih + VRNIC_INLINE_HDR_SIZE;
+	u32 total = 0;
+	int i;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		break;
+	default:
+		return -EINVAL;
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > qp->max_inline - total)
+			return -EINVAL;
+		/* Inline data comes from kernel virtual addresses. */
+		memcpy(data + total, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		total += wr->sg_list[i].length;
+	}
+	ih->length = total;
+	ih->reserved = 0;
+	hdr->flags |= VRNIC_WQE_F_INLINE;
+	hdr->num_sge = 0;
+	return 0;
+}
+
+static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			    struct vrnic_send_wqe_hdr *hdr)
+{
+	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
+	int i;
+
+	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
+	hdr->wr_id = wr->wr_id;
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		hdr->imm_data = wr->ex.imm_data;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		hdr->rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		hdr->rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		hdr->imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND:
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		hdr->atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		hdr->atomic.rkey = atomic_wr(wr)->rkey;
+		hdr->atomic.compare_add = atomic_wr(wr)->compare_add;
+		hdr->atomic.swap = atomic_wr(wr)->swap;
+		break;
+	default:
+		return -EINVAL;
+	}
+	hdr->opcode = wr->opcode;
+	if (wr->send_flags & IB_SEND_SIGNALED)
+		hdr->flags |= VRNIC_WQE_F_SIGNALED;
+	if (wr->send_flags & IB_SEND_SOLICITED)
+		hdr->flags |= VRNIC_WQE_F_SOLICITED;
+	if (wr->send_flags & IB_SEND_FENCE)
+		hdr->flags |= VRNIC_WQE_F_FENCE;
+
+	if (wr->send_flags & IB_SEND_INLINE)
+		return vrnic_build_inline(qp, wr, hdr);
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	hdr->num_sge = wr->num_sge;
+	return 0;
+}
+
+int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_wq *sq = &qp->sq;
+	u32 depth = 1U << sq->log_depth;
+	unsigned long flags;
+	bool posted = false;
+	int err = 0;
+
+	if (qp->user) {
+		/* User QPs post from the provider, on their own rings. */
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&sq->lock, flags);
+	if (vrnic_is_fatal(dev))
+		err = -EIO;
+	else if (READ_ONCE(qp->state) == IB_QPS_RESET)
+		err = -EINVAL;
+	for (; wr && !err; wr = wr->next) {
+		if ((u32)(sq->pi - sq->ci) >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		err = vrnic_build_send(qp, wr, vrnic_wq_slot(sq, sq->pi));
+		if (err)
+			break;
+		sq->wrid[sq->pi & (depth - 1)] = wr->wr_id;
+		sq->pi++;
+		posted = true;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (posted) {
+		dma_wmb();	/* WQEs before the producer index */
+		writel(sq->pi, vrnic_kdb_word(dev, qp->db_slot,
+					      VRNIC_DB_QP_SQ_PI));
+		vrnic_wake_if_needed(dev, VRNIC_KICK_DATA_WAKEUP);
+	}
+	spin_unlock_irqrestore(&sq->lock, flags);
+	return err;
+}
+
+int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct vrnic_dev *dev = to_vdev(ibqp->device);
+	struct vrnic_qp *qp = to_vqp(ibqp);
+	struct vrnic_wq *rq = &qp->rq;
+	u32 depth = 1U << rq->log_depth;
+	struct vrnic_recv_wqe_hdr *hdr;
+	struct vrnic_sge *sge;
+	unsigned long flags;
+	bool posted = false;
+	int i, err = 0;
+
+	if (qp->user) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&rq->lock, flags);
+	if (vrnic_is_fatal(dev))
+		err = -EIO;
+	else if (READ_ONCE(qp->state) == IB_QPS_RESET)
+		err = -EINVAL;
+	for (; wr && !err; wr = wr->next) {
+		if ((u32)(rq->pi - rq->ci) >= depth) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > rq->max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		hdr = vrnic_wq_slot(rq, rq->pi);
+		sge = (void *)hdr + VRNIC_RECV_WQE_HDR_SIZE;
+		memset(hdr, 0, VRNIC_RECV_WQE_HDR_SIZE);
+		hdr->wr_id = wr->wr_id;
+		hdr->num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		rq->wrid[rq->pi & (depth - 1)] = wr->wr_id;
+		rq->pi++;
+		posted = true;
+	}
+	if (err)
+		*bad_wr = wr;
+	if (posted) {
+		dma_wmb();	/* WQEs before the producer index */
+		writel(rq->pi, vrnic_kdb_word(dev, qp->db_slot,
+					      VRNIC_DB_QP_RQ_PI));
+		vrnic_wake_if_needed(dev, VRNIC_KICK_DATA_WAKEUP);
+	}
+	spin_unlock_irqrestore(&rq->lock, flags);
+	return err;
+}

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * vrnic: paravirtual RDMA NIC driver, shared definitions.
+ *
+ * The device interface (registers, commands, rings) is include/vrnic_dev.h;
+ * the kernel <-> provider ABI is include/uapi/rdma/vrnic-abi.h.
+ */
+#ifndef VRNIC_H
+#define VRNIC_H
+
+#include <linux/bitops.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include <vrnic_dev.h>
+#include <rdma/vrnic-abi.h>
+
+#define DRV_NAME		"vrnic"
+#define VRNIC_DRV_VERSION	((VRNIC_VERSION_MAJOR << 16) | VRNIC_VERSION_MINOR)
+
+/* Ring sizes the driver chooses (all within the limits of vrnic_dev.h). */
+#define VRNIC_CMDQ_LOG_DEPTH	6	/* 64 commands in flight */
+#define VRNIC_AEQ_LOG_DEPTH	12	/* 4096 async events */
+#define VRNIC_ETH_TX_LOG_DEPTH	8
+#define VRNIC_ETH_RX_LOG_DEPTH	7
+
+#define VRNIC_READY_TIMEOUT_MS	5000
+#define VRNIC_RESET_TIMEOUT_MS	5000
+#define VRNIC_WATCHDOG_MS	1000
+
+extern unsigned int vrnic_cmd_timeout_ms;
+extern unsigned int vrnic_heartbeat_timeout_ms;
+
+/* A physically contiguous, zeroed DMA-coherent buffer. */
+struct vrnic_dma {
+	void *va;
+	dma_addr_t dma;
+	size_t size;
+};
+
+/* Device capabilities, read once from the register page at probe. */
+struct vrnic_caps {
+	u16 version_major;
+	u16 version_minor;
+	u64 bar2_size;
+	u32 db_page_first;
+	u32 db_page_count;
+	u8 mac[ETH_ALEN];
+	u64 node_guid;
+	u64 fw_version;
+	u32 max_qp;
+	u32 max_cq;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_srq;
+	u32 max_ah;
+	u32 max_uctx;
+	u32 max_comp_eqs;
+	u32 max_qp_wr;
+	u32 max_srq_wr;
+	u32 max_sge;
+	u32 max_srq_sge;
+	u32 max_inline;
+	u32 max_cqe;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u32 max_msg_sz;
+	u32 num_vectors;
+	u32 atomic_cap;
+	u32 max_qp_rd_atom;
+	u32 max_qp_init_rd_atom;
+	u32 gid_tbl_len;
+	u32 max_eqe;
+	u32 eth_max_mtu;
+	u32 hw_rev;
+	u32 max_mtu;
+	/* from QUERY_PORT at probe */
+	u8 active_speed;
+	u8 active_width;
+};
+
+struct vrnic_cmd_wait;
+
+struct vrnic_cmdq {
+	struct vrnic_dma ring;
+	u32 log_depth;
+	u32 depth;
+	spinlock_t lock;		/* pi, ci, wait[] */
+	u32 pi;				/* next index the driver posts */
+	u32 ci;				/* next index the driver retires */
+	u32 seq;
+	struct vrnic_cmd_wait **wait;	/* waiter per ring slot */
+	wait_queue_head_t space_wq;	/* waiting for a free slot */
+};
+
+struct vrnic_dev;
+
+struct vrnic_eq {
+	struct vrnic_dev *dev;
+	struct vrnic_dma ring;
+	u32 log_depth;
+	u32 ci;
+	u32 eqn;			/* 0: the async EQ */
+	u32 db_slot;			/* comp EQs: slot in the kernel page */
+	u32 vector;
+	int irq;			/* Linux IRQ, 0 if not requested */
+	bool created;
+	char irq_name[32];
+};
+
+enum vrnic_dev_flags {
+	VRNIC_FLAG_FATAL,		/* device stopped or dead */
+	VRNIC_FLAG_DEAD,		/* heartbeat stopped: do not reset */
+	VRNIC_FLAG_IB_REGISTERED,
+};
+
+/* Per-port software counters (rdma statistic). */
+enum vrnic_hw_counter {
+	VRNIC_CNT_CMDS,
+	VRNIC_CNT_CMD_ERRORS,
+	VRNIC_CNT_CMD_TIMEOUTS,
+	VRNIC_CNT_ASYNC_EVENTS,
+	VRNIC_CNT_COMP_EVENTS,
+	VRNIC_CNT_QP_ERRORS,
+	VRNIC_CNT_CQ_ERRORS,
+	VRNIC_CNT_BAD_EQES,
+	VRNIC_CNT_BAD_CQES,
+	VRNIC_CNT_EQ_OVERFLOW,
+	VRNIC_CNT_ETH_TX_PACKETS,
+	VRNIC_CNT_ETH_TX_BYTES,
+	VRNIC_CNT_ETH_TX_ERRORS,
+	VRNIC_CNT_ETH_RX_PACKETS,
+	VRNIC_CNT_ETH_RX_BYTES,
+	VRNIC_CNT_ETH_RX_ERRORS,
+	VRNIC_CNT_MAX
+};
+
+struct vrnic_eth;
+
+struct vrnic_dev {
+	struct ib_device ibdev;		/* must be first: ib_alloc_device */
+	struct pci_dev *pdev;
+	void __iomem *bar0;		/* ivshmem registers */
+	void __iomem *bar2;		/* vrnic pages */
+	struct vrnic_regs __iomem *regs;
+	void __iomem *kdb;		/* the kernel's doorbell page */
+	resource_size_t bar2_phys;
+	struct vrnic_caps caps;
+	unsigned long flags;		/* enum vrnic_dev_flags */
+
+	struct vrnic_cmdq cmdq;
+	struct vrnic_eq aeq;
+	struct vrnic_eq *ceqs;
+	int num_ceqs;
+	int num_vectors;
+	int admin_irq;			/* 0 if not requested */
+	int eth_irq;
+	char admin_irq_name[32];
+	char eth_irq_name[32];
+	spinlock_t event_lock;		/* ib_dispatch_event vs unregister */
+
+	/* Objects the device may name in EQEs and CQEs. */
+	struct xarray qp_xa;
+	struct xarray cq_xa;
+
+	struct delayed_work watchdog;
+	u64 last_heartbeat;
+	unsigned long heartbeat_stamp;	/* jiffies of the last change */
+	u32 last_eq_overflow;
+
+	struct net_device *netdev;
+	struct vrnic_eth *eth;
+
+	atomic64_t counters[VRNIC_CNT_MAX];
+};
+
+static inline struct vrnic_dev *to_vdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct vrnic_dev, ibdev);
+}
+
+static inline bool vrnic_is_fatal(struct vrnic_dev *dev)
+{
+	return test_bit(VRNIC_FLAG_FATAL, &dev->flags);
+}
+
+static inline void vrnic_count(struct vrnic_dev *dev, enum vrnic_hw_counter c,
+			       u64 n)
+{
+	atomic64_add(n, &dev->counters[c]);
+}
+
+/* Guest -> model kick through the ivshmem BAR0 Doorbell register. */
+static inline void vrnic_kick(struct vrnic_dev *dev, u32 vector)
+{
+	writel(VRNIC_IVSHMEM_DOORBELL_VAL(VRNIC_MODEL_PEER_ID, vector),
+	       dev->bar0 + VRNIC_IVSHMEM_DOORBELL);
+}
+
+/* A 32-bit word of a slot in the kernel's doorbell page. */
+static inline void __iomem *vrnic_kdb_word(struct vrnic_dev *dev, u32 slot,
+					   u32 offset)
+{
+	return dev->kdb + slot * VRNIC_DB_SLOT_SIZE + offset;
+}
+
+/* After publishing a producer index: wake the model if it sleeps. */
+static inline void vrnic_wake_if_needed(struct vrnic_dev *dev, u32 vector)
+{
+	mb();	/* producer store before the NEED_WAKEUP load (section 8) */
+	if (readl(&dev->regs->need_wakeup))
+		vrnic_kick(dev, vector);
+}
+
+static inline bool vrnic_db_slot_valid(u32 slot)
+{
+	return slot >= VRNIC_DB_FIRST_OBJ_SLOT &&
+	       slot < VRNIC_DB_SLOTS_PER_PAGE;
+}
+
+/* ------------------------------------------------------------------ */
+/* RDMA objects                                                        */
+/* ------------------------------------------------------------------ */
+
+enum vrnic_mmap_type {
+	VRNIC_MMAP_IO_NC,		/* a BAR2 doorbell page, uncached */
+	VRNIC_MMAP_DMA,			/* a ring in DMA-coherent memory */
+};
+
+struct vrnic_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	struct vrnic_dev *dev;
+	enum vrnic_mmap_type type;
+	phys_addr_t io_addr;		/* VRNIC_MMAP_IO_NC */
+	struct vrnic_dma buf;		/* VRNIC_MMAP_DMA: owned by the entry */
+};
+
+static inline struct vrnic_mmap_entry *
+to_vmmap(struct rdma_user_mmap_entry *e)
+{
+	return container_of(e, struct vrnic_mmap_entry, rdma_entry);
+}
+
+struct vrnic_ucontext {
+	struct ib_ucontext ibuc;
+	u32 uctx;
+	u32 db_page;
+	struct rdma_user_mmap_entry *db_entry;
+	u64 db_mmap_key;
+};
+
+static inline struct vrnic_ucontext *to_vuc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct vrnic_ucontext, ibuc);
+}
+
+struct vrnic_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+static inline struct vrnic_pd *to_vpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct vrnic_pd, ibpd);
+}
+
+struct vrnic_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* NULL for the DMA MR */
+	u32 handle;
+};
+
+static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vrnic_mr, ibmr);
+}
+
+struct vrnic_cq {
+	struct ib_cq ibcq;
+	u32 cqn;
+	u32 db_slot;
+	u32 log_depth;
+	u32 eqn;
+	bool user;
+	/* kernel CQs */
+	struct vrnic_dma ring;
+	spinlock_t lock;		/* ci, arm counters, ring */
+	u32 ci;
+	u16 arm_next;
+	u16 arm_sol;
+	bool resizing;
+	struct mutex resize_lock;	/* kernel CQ resize vs. resize */
+	/* user CQs: the ring belongs to its mmap entry */
+	struct rdma_user_mmap_entry *ring_entry;
+	/* lifetime against EQE dispatch */
+	refcount_t refcount;
+	struct completion free;
+};
+
+static inline struct vrnic_cq *to_vcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct vrnic_cq, ibcq);
+}
+
+struct vrnic_wq {
+	struct vrnic_dma ring;		/* kernel QPs */
+	struct rdma_user_mmap_entry *entry;	/* user QPs */
+	u32 log_depth;
+	u32 wqe_shift;
+	u32 max_sge;
+	/* kernel QPs */
+	spinlock_t lock;
+	u32 pi;				/* posted */
+	u32 ci;				/* retired (from CQEs) */
+	u64 *wrid;
+};
+
+struct vrnic_qp {
+	struct ib_qp ibqp;
+	u32 qpn;
+	u32 db_slot;
+	bool user;
+	struct vrnic_wq sq;
+	struct vrnic_wq rq;
+	u32 max_inline;
+	struct mutex state_lock;	/* modify_qp */
+	enum ib_qp_state state;		/* cached; the device may move to ERR */
+	refcount_t refcount;
+	struct completion free;
+};
+
+static inline struct vrnic_qp *to_vqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct vrnic_qp, ibqp);
+}
+
+struct vrnic_ah {
+	struct ib_ah ibah;
+	u32 handle;
+};
+
+static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vrnic_ah, ibah);
+}
+
+/* ------------------------------------------------------------------ */
+/* main.c                                                              */
+/* ------------------------------------------------------------------ */
+void vrnic_set_fatal(struct vrnic_dev *dev, const char *why);
+int vrnic_dma_alloc(struct vrnic_dev *dev, struct vrnic_dma *buf, size_t size);
+void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf);
+
+/* cmdq.c */
+int vrnic_cmdq_init(struct vrnic_dev *dev);
+void vrnic_cmdq_free(struct vrnic_dev *dev);
+void vrnic_cmdq_complete(struct vrnic_dev *dev);
+void vrnic_cmdq_fail_all(struct vrnic_dev *dev);
+int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
+		   size_t req_len, void *resp, size_t resp_len);
+int vrnic_cmd_destroy(struct vrnic_dev *dev, u16 opcode, u32 handle);
+
+/* eq.c */
+int vrnic_aeq_alloc(struct vrnic_dev *dev);
+void vrnic_aeq_free(struct vrnic_dev *dev);
+int vrnic_irqs_request(struct vrnic_dev *dev);
+void vrnic_irqs_free(struct vrnic_dev *dev);
+int vrnic_ceqs_create(struct vrnic_dev *dev);
+void vrnic_ceqs_destroy(struct vrnic_dev *dev);
+u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector);
+
+/* netdev.c */
+int vrnic_eth_alloc_rings(struct vrnic_dev *dev);
+void vrnic_eth_write_config(struct vrnic_dev *dev);
+void vrnic_eth_free_rings(struct vrnic_dev *dev);
+int vrnic_eth_register(struct vrnic_dev *dev);
+void vrnic_eth_unregister(struct vrnic_dev *dev);
+void vrnic_eth_irq(struct vrnic_dev *dev);
+void vrnic_eth_link_update(struct vrnic_dev *dev);
+
+/* uapi.c */
+extern const struct uapi_definition vrnic_uapi_defs[];
+
+/* verbs.c */
+extern const struct ib_device_ops vrnic_dev_ops;
+int vrnic_udata_in(struct ib_udata *udata, void *cmd, size_t size);
+int vrnic_udata_no_input(struct ib_udata *udata);
+int vrnic_udata_out(struct ib_udata *udata, void *resp, size_t size);
+struct rdma_user_mmap_entry *
+vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
+		      u64 *key);
+int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata);
+int vrnic_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr);
+int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable);
+int vrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+int vrnic_add_gid(const struct ib_gid_attr *attr, void **context);
+int vrnic_del_gid(const struct ib_gid_attr *attr, void **context);
+int vrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void vrnic_dealloc_ucontext(struct ib_ucontext *ibuc);
+int vrnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
+void vrnic_ib_dispatch(struct vrnic_dev *dev, enum ib_event_type type);
+
+/* verbs_mr.c */
+struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata);
+int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* verbs_cq.c */
+int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int vrnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+struct vrnic_cq *vrnic_cq_get(struct vrnic_dev *dev, u32 cqn);
+void vrnic_cq_put(struct vrnic_cq *cq);
+
+/* verbs_qp.c */
+int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init_attr,
+		    struct ib_udata *udata);
+int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		    int attr_mask, struct ib_udata *udata);
+int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		   int attr_mask, struct ib_qp_init_attr *init_attr);
+int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+struct vrnic_qp *vrnic_qp_get(struct vrnic_dev *dev, u32 qpn);
+void vrnic_qp_put(struct vrnic_qp *qp);
+bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
+		     u64 *wr_id);
+
+#endif /* VRNIC_H */
