@@ -25,7 +25,10 @@ bool post_eqe(DeviceState& d, Eq& eq, uint8_t type, uint32_t obj, uint64_t aux) 
     if (ring_used(eq.pi, ci) >= depth) {
         vrnic_regs* r = d.regs();
         store_release(&r->eq_overflow, load_relaxed(&r->eq_overflow) + 1);
-        LOG_WARN("EQ %u full: dropped event type %u obj %u", eq.eqn, type, obj);
+        // Once per EQ: a guest that never consumes must not flood the log.
+        if (!eq.overflow_logged)
+            LOG_WARN("EQ %u full: dropping events (counted in eq_overflow)", eq.eqn);
+        eq.overflow_logged = true;
         return false;
     }
     uint64_t gpa = eq.ring + uint64_t(eq.pi & (depth - 1)) * VRNIC_EQE_SIZE;

@@ -54,6 +54,7 @@ struct Eq {
     uint32_t db_slot = 0; // in page 1; 0 for the async EQ (ci in regs)
     uint32_t pi = 0;
     uint32_t refs = 0; // CQs
+    bool overflow_logged = false;
 };
 
 enum class CqArm : uint8_t { none, solicited, next };
@@ -93,7 +94,6 @@ struct Qp {
 
     // Engine state: device consumer indices, free-running.
     uint32_t sq_ci = 0, rq_ci = 0;
-    bool sq_pi_bad = false, rq_pi_bad = false;
     bool comm_est_sent = false;
     bool sq_drained_pending = false;
     // RNR: the head SQ WQE waits for a receive at the responder.

@@ -34,7 +34,6 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
 void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.sq_ci = qp_sq_pi(d, qp);
     qp.rq_ci = qp_rq_pi(d, qp);
-    qp.sq_pi_bad = qp.rq_pi_bad = false;
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;

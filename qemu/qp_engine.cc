@@ -205,7 +205,6 @@ bool process_sq(DeviceState& d, Qp& qp) {
         const uint32_t pi = qp_sq_pi(d, qp);
         if (!ring_index_ok(pi, qp.sq_ci, qp.sq_depth())) {
             LOG_INFO("QP %u: SQ producer index %u out of range (ci %u)", qp.qpn, pi, qp.sq_ci);
-            qp.sq_pi_bad = true;
             qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
             return true;
         }
@@ -255,11 +254,11 @@ bool flush_queue(DeviceState& d, Qp& qp, bool sq) {
 
 uint64_t rnr_timer_ns(uint8_t enc) {
     // IBTA table 45, in units of 10 us; code 0 means 655.36 ms.
-    static const uint32_t tenths_us[32] = {65536, 1,    2,    3,     4,     6,     8,     12,
-                                           16,    24,   32,   48,    64,    96,    128,   192,
-                                           256,   384,  512,  768,   1024,  1536,  2048,  3072,
-                                           4096,  6144, 8192, 12288, 16384, 24576, 32768, 49152};
-    return uint64_t(tenths_us[enc & 31]) * 10000;
+    static const uint32_t units_10us[32] = {65536, 1,    2,    3,     4,     6,     8,     12,
+                                            16,    24,   32,   48,    64,    96,    128,   192,
+                                            256,   384,  512,  768,   1024,  1536,  2048,  3072,
+                                            4096,  6144, 8192, 12288, 16384, 24576, 32768, 49152};
+    return uint64_t(units_10us[enc & 31]) * 10000;
 }
 
 bool engine_poll(DeviceState& d) {

@@ -55,7 +55,6 @@ Fetch fetch_recv(DeviceState& d, Qp& resp, RecvWqe* w) {
     const uint32_t pi = qp_rq_pi(d, resp);
     if (!ring_index_ok(pi, resp.rq_ci, resp.rq_depth())) {
         LOG_INFO("QP %u: RQ producer index %u out of range (ci %u)", resp.qpn, pi, resp.rq_ci);
-        resp.rq_pi_bad = true;
         qp_enter_error(d, resp, VRNIC_EQE_QP_FATAL);
         return Fetch::lost;
     }
