@@ -437,11 +437,28 @@ TEST_F(Commands, ResizeCqKeepsOutstandingCqes) {
     ASSERT_EQ(4u, c.size());
     for (int i = 0; i < 4; i++)
         EXPECT_EQ(uint64_t(102 + i), c[i].wr_id);
-    // Shrinking below the outstanding count is refused.
+    // Shrinking below the outstanding count is refused and changes nothing.
+    for (int i = 0; i < 3; i++) {
+        SendWr w;
+        w.wr_id = 200 + i;
+        w.opcode = VRNIC_WR_RDMA_WRITE;
+        drv.post_send(a, w);
+    }
     drv.run();
     rz.log_depth = 1;
     rz.ring_addr = drv.alloc(128);
-    EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_RESIZE_CQ, &rz, sizeof(rz))); // nothing outstanding
+    EXPECT_EQ(BAD_PARAM, drv.cmd(VRNIC_CMD_RESIZE_CQ, &rz, sizeof(rz)));
+    c = drv.poll_cq(cq); // still in the 16-entry ring
+    ASSERT_EQ(3u, c.size());
+    EXPECT_EQ(202u, c[2].wr_id);
+    // With nothing outstanding any depth is fine.
+    EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_RESIZE_CQ, &rz, sizeof(rz)));
+    // An impossible consumer index is refused.
+    vrnic_db_slot* s = drv.slot(cq.db_page, cq.db_slot);
+    s->cq.ci = cq.ci + 100;
+    rz.log_depth = 4;
+    rz.ring_addr = drv.alloc(64 << 4);
+    EXPECT_EQ(BAD_PARAM, drv.cmd(VRNIC_CMD_RESIZE_CQ, &rz, sizeof(rz)));
 }
 
 } // namespace
