@@ -10,7 +10,9 @@ JOBS ?= $(shell nproc)
 # Guest test runs are bounded so that a hung guest fails instead of stalling.
 VM_TIMEOUT ?= 1200
 
-.PHONY: setup all user kernel kselftest check check-unit check-guest demo bench clean
+FUZZ_RUNS ?= 20000
+
+.PHONY: setup all user kernel kselftest check check-unit check-fuzz check-guest demo bench clean
 
 setup:
 	@scripts/setup
@@ -31,10 +33,19 @@ kselftest:
 	$(MAKE) -C tests/kselftest OUT=$(CURDIR)/build/kselftest
 
 check: all
-	@$(MAKE) --no-print-directory check-unit check-guest
+	@$(MAKE) --no-print-directory check-unit check-fuzz check-guest
 
 check-unit:
 	ctest --test-dir $(CMAKE_BUILD) --output-on-failure -j $(JOBS)
+
+# The device model under libFuzzer with ASan and UBSan, bounded by a run
+# count; the seed corpus is copied so that CI never writes into the tree.
+check-fuzz:
+	CXX=clang++ CC=clang cmake -S . -B build/fuzz -DVRNIC_FUZZ=ON -Wno-dev >/dev/null
+	cmake --build build/fuzz -j $(JOBS) --target vrnic_model_fuzz
+	mkdir -p build/fuzz/corpus
+	if [ -d tests/fuzz/corpus ]; then cp -r tests/fuzz/corpus/. build/fuzz/corpus/; fi
+	build/fuzz/tests/unit/vrnic_model_fuzz -runs=$(FUZZ_RUNS) -max_len=4096 build/fuzz/corpus
 
 check-guest:
 	scripts/vm --timeout $(VM_TIMEOUT) -- tests/kselftest/run build/kselftest
