@@ -7,7 +7,7 @@ namespace vrnic {
 
 const char* cli_usage() {
     return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
-           "                   [--bar2-size BYTES] [-v]...\n"
+           "                   [--bar2-size BYTES] [--idle-us N] [-v]...\n"
            "\n"
            "The vrnic device model: serves QEMU's ivshmem-doorbell device on PATH\n"
            "(-chardev socket,path=PATH -device ivshmem-doorbell,vectors=8) and\n"
@@ -18,6 +18,8 @@ const char* cli_usage() {
            "  --guest-mem FILE       the guest RAM file\n"
            "  --guest-mem-size BYTES guest RAM size (suffix K, M or G allowed)\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
+           "  --idle-us N            poll this long without work before sleeping\n"
+           "                         (the guest must then kick; default 100)\n"
            "  -v, --verbose          more logging (repeat for debug)\n"
            "  -q, --quiet            errors and warnings only\n"
            "  -h, --help             this text\n";
@@ -99,6 +101,15 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
         } else if (a == "--bar2-size") {
             if (!size_value(&o->bar2_size))
                 return CliResult::error;
+        } else if (a == "--idle-us") {
+            uint64_t us;
+            if (!size_value(&us))
+                return CliResult::error;
+            if (us > 1'000'000) {
+                *err = "--idle-us must be at most 1000000";
+                return CliResult::error;
+            }
+            o->idle_us = static_cast<int64_t>(us);
         } else {
             *err = "unknown argument '" + a + "'";
             return CliResult::error;

@@ -14,6 +14,7 @@ struct CliOptions {
     uint64_t guest_mem_size = 0;
     uint64_t bar2_size = 0; // 0: the interface's default
     int verbosity = 0;      // each -v raises the log level by one
+    int64_t idle_us = -1;   // busy-poll window before sleeping; -1: the default
 };
 
 enum class CliResult { ok, help, error };

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
     cfg.mem = mem.get();
     if (opt.bar2_size)
         cfg.params.bar2_size = opt.bar2_size;
+    if (opt.idle_us >= 0)
+        cfg.idle_ns = static_cast<uint64_t>(opt.idle_us) * 1000;
     auto port = Port::create(cfg, &err);
     if (!port) {
         LOG_ERR("%s", err.c_str());

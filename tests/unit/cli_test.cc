@@ -15,7 +15,7 @@ TEST(Cli, FullCommandLine) {
     std::string err;
     ASSERT_EQ(CliResult::ok,
               parse({"--socket", "/tmp/s", "--guest-mem", "/dev/shm/g", "--guest-mem-size",
-                     "2147483648", "--bar2-size", "8M", "-v", "-v"},
+                     "2147483648", "--bar2-size", "8M", "--idle-us", "20", "-v", "-v"},
                     &o, &err))
         << err;
     EXPECT_EQ("/tmp/s", o.socket_path);
@@ -23,6 +23,7 @@ TEST(Cli, FullCommandLine) {
     EXPECT_EQ(2ull << 30, o.guest_mem_size);
     EXPECT_EQ(8ull << 20, o.bar2_size);
     EXPECT_EQ(2, o.verbosity);
+    EXPECT_EQ(20, o.idle_us);
 }
 
 TEST(Cli, Help) {
@@ -45,6 +46,8 @@ TEST(Cli, ErrorsNameTheProblem) {
         {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "4097"}, "4096"},
         {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "1M", "--bar2-size", "3M"},
          "power of two"},
+        {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "1M", "--idle-us", "2000000"},
+         "at most"},
         {{"--socket"}, "needs a value"},
         {{"--bogus"}, "--bogus"},
     };
