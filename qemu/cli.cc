@@ -19,7 +19,7 @@ const char* cli_usage() {
            "  --guest-mem-size BYTES guest RAM size (suffix K, M or G allowed)\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
            "  --idle-us N            poll this long without work before sleeping\n"
-           "                         (the guest must then kick; default 100)\n"
+           "                         (the guest must then kick; default 5)\n"
            "  -v, --verbose          more logging (repeat for debug)\n"
            "  -q, --quiet            errors and warnings only\n"
            "  -h, --help             this text\n";
