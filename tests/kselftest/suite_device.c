@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Device registration as user space sees it: the uverbs character device
+ * of vrnic0 (sysfs, /dev/infiniband, the fd libibverbs opens), one port
+ * state everywhere (verbs, sysfs, `rdma link`), and RoCE v2 GIDs that
+ * follow IPv4 addresses of the vrnic netdev and carry traffic while they
+ * exist, including a table index reused after a removal.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <endian.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "suite_util.h"
+#include "kselftest_harness.h"
+
+/* uverbsN of vrnic0, or -1. */
+static int uverbs_index(void)
+{
+	char path[PATH_MAX], name[64];
+	struct dirent *e;
+	int idx = -1;
+	DIR *d;
+
+	d = opendir("/sys/class/infiniband_verbs");
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) && idx < 0) {
+		if (strncmp(e->d_name, "uverbs", 6))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
+		if (!su_read_line(path, name, sizeof(name)) &&
+		    !strcmp(name, SU_DEV))
+			idx = atoi(e->d_name + 6);
+	}
+	closedir(d);
+	return idx;
+}
+
+/* The netdev `rdma link show vrnic0/1` names. */
+static int link_netdev(char *name, size_t len, char *state, size_t slen)
+{
+	char line[512], *s;
+	int ret = -1;
+	FILE *f;
+
+	f = popen("rdma link show " SU_DEV "/1 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		s = strstr(line, " netdev ");
+		if (s && sscanf(s + 8, "%63s", name) == 1 && strlen(name) < len)
+			ret = 0;
+		s = strstr(line, " state ");
+		if (s && slen >= 32 && sscanf(s + 7, "%31s", state) != 1)
+			ret = -1;
+	}
+	pclose(f);
+	return ret;
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* The sysfs GID string of an IPv4-mapped GID for @ip. */
+static void v4_gid_str(const char *ip, char *out, size_t len)
+{
+	struct in_addr a;
+	uint8_t *b = (uint8_t *)&a;
+
+	inet_pton(AF_INET, ip, &a);
+	snprintf(out, len, "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x",
+		 b[0], b[1], b[2], b[3]);
+}
+
+/* Index of the RoCE v2 GID for @ip in sysfs, or -1. */
+static int sysfs_gid_index(const char *ip, const char *ndev)
+{
+	char want[64], val[128], path[PATH_MAX];
+	int i;
+
+	v4_gid_str(ip, want, sizeof(want));
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), SU_SYS "/ports/1/gids/%d", i);
+		if (su_read_line(path, val, sizeof(val)) || strcmp(val, want))
+			continue;
+		snprintf(path, sizeof(path),
+			 SU_SYS "/ports/1/gid_attrs/types/%d", i);
+		if (su_read_line(path, val, sizeof(val)) ||
+		    strcmp(val, "RoCE v2"))
+			continue;
+		snprintf(path, sizeof(path),
+			 SU_SYS "/ports/1/gid_attrs/ndevs/%d", i);
+		if (su_read_line(path, val, sizeof(val)) || strcmp(val, ndev))
+			continue;
+		return i;
+	}
+	return -1;
+}
+
+/* Wait up to 10 s for the GID of @ip to be present (@want) or gone. */
+static int wait_gid(const char *ip, const char *ndev, int want)
+{
+	int i, idx = -1;
+
+	for (i = 0; i < 100; i++) {
+		idx = sysfs_gid_index(ip, ndev);
+		if ((idx >= 0) == !!want)
+			return idx;
+		su_sleep_ms(100);
+	}
+	return want ? -1 : idx;
+}
+
+TEST(uverbs_char_device)
+{
+	char path[PATH_MAX], buf[256], guid[64];
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	unsigned int maj, min;
+	struct stat st, fst;
+	int idx, n, i, found = 0;
+
+	idx = uverbs_index();
+	ASSERT_LE(0, idx) TH_LOG("no infiniband_verbs entry for " SU_DEV);
+
+	/* sysfs dev numbers are the /dev/infiniband node's. */
+	snprintf(path, sizeof(path), "/sys/class/infiniband_verbs/uverbs%d/dev",
+		 idx);
+	ASSERT_EQ(0, su_read_line(path, buf, sizeof(buf)));
+	ASSERT_EQ(2, sscanf(buf, "%u:%u", &maj, &min));
+	snprintf(path, sizeof(path), "/dev/infiniband/uverbs%d", idx);
+	ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s: %s", path, strerror(errno));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(maj, major(st.st_rdev));
+	EXPECT_EQ(min, minor(st.st_rdev));
+
+	/* The driver's uverbs ABI version. */
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband_verbs/uverbs%d/abi_version", idx);
+	ASSERT_EQ(0, su_read_line(path, buf, sizeof(buf)));
+	EXPECT_EQ(VRNIC_UVERBS_ABI_VERSION, atoi(buf));
+
+	/* The uverbs device hangs off the same PCI function. */
+	snprintf(path, sizeof(path), SU_SYS "/device/infiniband_verbs/uverbs%d",
+		 idx);
+	EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s missing", path);
+
+	/* libibverbs lists it with the node GUID sysfs shows ... */
+	ASSERT_EQ(0, su_read_line(SU_SYS "/node_guid", guid, sizeof(guid)));
+	list = ibv_get_device_list(&n);
+	ASSERT_NE(NULL, list);
+	for (i = 0; i < n; i++) {
+		uint64_t g;
+
+		if (strcmp(ibv_get_device_name(list[i]), SU_DEV))
+			continue;
+		found = 1;
+		g = be64toh(ibv_get_device_guid(list[i]));
+		snprintf(buf, sizeof(buf), "%04x:%04x:%04x:%04x",
+			 (unsigned int)(g >> 48), (unsigned int)(g >> 32) & 0xffff,
+			 (unsigned int)(g >> 16) & 0xffff,
+			 (unsigned int)g & 0xffff);
+		EXPECT_STREQ(guid, buf);
+		EXPECT_EQ(IBV_NODE_CA, list[i]->node_type);
+		EXPECT_EQ(IBV_TRANSPORT_IB, list[i]->transport_type);
+		snprintf(path, sizeof(path), "uverbs%d", idx);
+		EXPECT_STREQ(path, list[i]->dev_name);
+	}
+	ibv_free_device_list(list);
+	ASSERT_TRUE(found);
+
+	/* ... and the context it opens is a file on that node. */
+	ctx = su_open();
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, fstat(ctx->cmd_fd, &fst));
+	EXPECT_TRUE(S_ISCHR(fst.st_mode));
+	EXPECT_EQ(st.st_rdev, fst.st_rdev);
+	ibv_close_device(ctx);
+}
+
+TEST(port_state_agrees_everywhere)
+{
+	char ndev[64] = "", state[32] = "", sys[256];
+	struct ibv_port_attr pa;
+	struct ibv_context *ctx;
+
+	ASSERT_EQ(0, link_netdev(ndev, sizeof(ndev), state, sizeof(state)));
+	EXPECT_STREQ("ACTIVE", state);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/state", sys, sizeof(sys)));
+	EXPECT_STREQ("4: ACTIVE", sys);
+	/* The netdev of the link is the PCI function's and the GID's. */
+	snprintf(sys, sizeof(sys), SU_SYS "/device/net/%s", ndev);
+	EXPECT_EQ(0, access(sys, F_OK)) TH_LOG("%s is not vrnic's netdev", ndev);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/gid_attrs/ndevs/0", sys,
+				  sizeof(sys)));
+	EXPECT_STREQ(ndev, sys);
+
+	ctx = su_open();
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, ibv_query_port(ctx, 1, &pa));
+	EXPECT_EQ(IBV_PORT_ACTIVE, pa.state);
+	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, pa.link_layer);
+	EXPECT_LE(IBV_MTU_1024, pa.active_mtu);
+	EXPECT_LE(pa.active_mtu, pa.max_mtu);
+	EXPECT_LE(2, pa.gid_tbl_len);
+	/* Port 2 does not exist. */
+	EXPECT_NE(0, ibv_query_port(ctx, 2, &pa));
+	ibv_close_device(ctx);
+}
+
+/* ------------------------------------------------------------------ */
+/* GIDs following IPv4 addresses                                       */
+/* ------------------------------------------------------------------ */
+
+FIXTURE(gid) {
+	char ndev[64];
+	int ifindex;
+};
+
+FIXTURE_SETUP(gid)
+{
+	char state[32];
+
+	ASSERT_EQ(0, link_netdev(self->ndev, sizeof(self->ndev), state,
+				 sizeof(state)));
+	self->ifindex = if_nametoindex(self->ndev);
+	ASSERT_LT(0, self->ifindex);
+	ASSERT_EQ(0, sh("ip link set dev %s up", self->ndev));
+}
+
+FIXTURE_TEARDOWN(gid)
+{
+	static const char *const ips[] = { "192.168.88.5", "192.168.89.6",
+					   "192.168.90.7" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
+		sh("ip addr del %s/24 dev %s 2>/dev/null", ips[i], self->ndev);
+}
+
+/*
+ * Send and RDMA WRITE between two QPs whose AVs use GID index @idx as
+ * source and destination: the device must know the GID for the responder
+ * to be found. Returns 0 when every byte arrived.
+ */
+static int traffic_over_gid(struct __test_metadata *_metadata, int idx,
+			    const union ibv_gid *gid, unsigned int seed)
+{
+	struct su_opts o = { .no_connect = 1 };
+	struct su_pair p;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	int err;
+
+	err = su_pair_open(&p, &o);
+	EXPECT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	if (err)
+		goto out;
+	p.gid = *gid;
+	p.gid_index = idx;
+	err = su_connect(&p, p.qp[0], p.qp[1]);
+	EXPECT_EQ(0, err) TH_LOG("connect over GID %d: %s", idx, strerror(err));
+	if (err)
+		goto out;
+
+	su_fill(p.buf, 4096, seed);
+	r = su_sge(&p, 8192, 4096);
+	s = su_sge(&p, 0, 4096);
+	err = -1;
+	EXPECT_EQ(0, su_post_recv(p.qp[1], 1, &r, 1));
+	EXPECT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	EXPECT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("send: %s",
+						     ibv_wc_status_str(wc.status));
+	EXPECT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(4096, wc.byte_len);
+	EXPECT_EQ(-1, su_check(p.buf + 8192, 4096, seed));
+
+	su_fill(p.buf + 16384, 65536, seed + 1);
+	s = su_sge(&p, 16384, 65536);
+	EXPECT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 131072),
+				  p.mr->rkey));
+	EXPECT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 131072, 65536, seed + 1));
+	if (_metadata->passed)
+		err = 0;
+out:
+	su_pair_close(&p);
+	return err;
+}
+
+/* Check what libibverbs reports for index @idx against @ip. */
+static int verbs_gid_is(struct ibv_context *ctx, int idx, const char *ip,
+			int ifindex, union ibv_gid *gid)
+{
+	struct ibv_gid_entry e;
+	struct in_addr a;
+
+	if (ibv_query_gid_ex(ctx, 1, idx, &e, 0))
+		return 0;
+	inet_pton(AF_INET, ip, &a);
+	if (memcmp(e.gid.raw, su_v4_prefix, 12) ||
+	    memcmp(e.gid.raw + 12, &a, 4) ||
+	    e.gid_type != IBV_GID_TYPE_ROCE_V2 || e.ndev_ifindex != ifindex)
+		return 0;
+	if (gid)
+		*gid = e.gid;
+	return 1;
+}
+
+TEST_F(gid, ipv4_gid_follows_address_and_carries_traffic)
+{
+	const char *ip = "192.168.88.5";
+	struct su_opts o = { .no_connect = 1 };
+	struct ibv_context *ctx;
+	struct su_pair p;
+	union ibv_gid gid;
+	int idx;
+
+	EXPECT_EQ(-1, sysfs_gid_index(ip, self->ndev));
+	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", ip, self->ndev));
+	idx = wait_gid(ip, self->ndev, 1);
+	ASSERT_LE(0, idx) TH_LOG("GID ::ffff:%s did not appear", ip);
+
+	ctx = su_open();
+	ASSERT_NE(NULL, ctx);
+	EXPECT_TRUE(verbs_gid_is(ctx, idx, ip, self->ifindex, &gid));
+	EXPECT_EQ(0, traffic_over_gid(_metadata, idx, &gid, 11));
+
+	ASSERT_EQ(0, sh("ip addr del %s/24 dev %s", ip, self->ndev));
+	EXPECT_EQ(-1, wait_gid(ip, self->ndev, 0)) TH_LOG("GID stayed");
+	/* libibverbs no longer reports it at that index either. */
+	EXPECT_FALSE(verbs_gid_is(ctx, idx, ip, self->ifindex, NULL));
+	ibv_close_device(ctx);
+
+	/* An AV naming the now empty index is refused. */
+	ASSERT_EQ(0, su_pair_open(&p, &o));
+	p.gid = gid;
+	p.gid_index = idx;
+	EXPECT_EQ(0, su_to_init(&p, p.qp[0]));
+	EXPECT_NE(0, su_to_rtr(&p, p.qp[0], p.qp[1]->qp_num));
+	su_pair_close(&p);
+}
+
+TEST_F(gid, two_addresses_independent_and_index_reused)
+{
+	struct ibv_context *ctx;
+	union ibv_gid gid;
+	int i5, i6, i7;
+
+	/* Different subnets: deleting a primary also drops its secondaries. */
+	ASSERT_EQ(0, sh("ip addr add 192.168.88.5/24 dev %s", self->ndev));
+	ASSERT_EQ(0, sh("ip addr add 192.168.89.6/24 dev %s", self->ndev));
+	i5 = wait_gid("192.168.88.5", self->ndev, 1);
+	i6 = wait_gid("192.168.89.6", self->ndev, 1);
+	ASSERT_LE(0, i5);
+	ASSERT_LE(0, i6);
+	EXPECT_NE(i5, i6);
+
+	/* Removing one leaves the other, at its index, working. */
+	ASSERT_EQ(0, sh("ip addr del 192.168.88.5/24 dev %s", self->ndev));
+	EXPECT_EQ(-1, wait_gid("192.168.88.5", self->ndev, 0));
+	EXPECT_EQ(i6, sysfs_gid_index("192.168.89.6", self->ndev));
+	ctx = su_open();
+	ASSERT_NE(NULL, ctx);
+	ASSERT_TRUE(verbs_gid_is(ctx, i6, "192.168.89.6", self->ifindex, &gid));
+	EXPECT_EQ(0, traffic_over_gid(_metadata, i6, &gid, 21));
+
+	/*
+	 * The next address takes a free index, possibly the one .5 had: the
+	 * device's copy of that entry must be the new GID.
+	 */
+	ASSERT_EQ(0, sh("ip addr add 192.168.90.7/24 dev %s", self->ndev));
+	i7 = wait_gid("192.168.90.7", self->ndev, 1);
+	ASSERT_LE(0, i7);
+	EXPECT_NE(i6, i7);
+	ASSERT_TRUE(verbs_gid_is(ctx, i7, "192.168.90.7", self->ifindex, &gid));
+	EXPECT_EQ(0, traffic_over_gid(_metadata, i7, &gid, 31));
+
+	ASSERT_EQ(0, sh("ip addr del 192.168.89.6/24 dev %s", self->ndev));
+	ASSERT_EQ(0, sh("ip addr del 192.168.90.7/24 dev %s", self->ndev));
+	EXPECT_EQ(-1, wait_gid("192.168.89.6", self->ndev, 0));
+	EXPECT_EQ(-1, wait_gid("192.168.90.7", self->ndev, 0));
+	ibv_close_device(ctx);
+}
+
+TEST_HARNESS_MAIN

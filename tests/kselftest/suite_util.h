@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the suite_*.c kselftests: opening vrnic0, a connected
+ * RC pair inside one context, polling, patterns, async events, raw uverbs
+ * commands on a context's cmd_fd, the driver namespace ioctl, and the
+ * process-level accounting the tests compare (VmPin, `rdma res`).
+ *
+ * Every helper returns a status instead of asserting, so the tests decide
+ * what is fatal and forked children can use them too.
+ */
+#ifndef VRNIC_SUITE_UTIL_H
+#define VRNIC_SUITE_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+
+#include "../../include/uapi/rdma/vrnic-abi.h"
+
+/* The harness compares int literals with unsigned verbs fields. */
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+#define SU_DEV "vrnic0"
+#define SU_SYS "/sys/class/infiniband/" SU_DEV
+#define SU_TIMEOUT_MS 10000
+
+static inline long su_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void su_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static inline int su_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char *nl;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device, GIDs                                                        */
+/* ------------------------------------------------------------------ */
+
+static inline struct ibv_context *su_open(void)
+{
+	struct ibv_context *ctx = NULL;
+	struct ibv_device **list;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n && !ctx; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), SU_DEV))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static const uint8_t su_v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					  0xff, 0xff };
+
+/* Index of a RoCE v2 IPv4-mapped GID (waiting up to 5 s), or -1. */
+static inline int su_pick_gid(struct ibv_context *ctx, union ibv_gid *gid)
+{
+	struct ibv_gid_entry e;
+	int tries, i;
+
+	for (tries = 0; tries < 50; tries++) {
+		for (i = 0; i < 16; i++) {
+			if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+				continue;
+			if (e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+			    memcmp(e.gid.raw, su_v4_prefix, 12))
+				continue;
+			*gid = e.gid;
+			return i;
+		}
+		su_sleep_ms(100);
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* A connected RC pair: qp[0] <-> qp[1] in one context                 */
+/* ------------------------------------------------------------------ */
+
+struct su_opts {
+	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
+	int cqe;		/* per CQ; 0: 256 */
+	int channel;		/* one completion channel for both CQs */
+	size_t buf_size;	/* one MR over the buffer; 0: 1 MiB */
+	int mr_access;		/* 0: everything */
+	int qp_access;		/* 0: remote write|read|atomic */
+	int sig_all;
+	uint8_t rnr_retry;	/* requester, 0: 7 */
+	uint8_t min_rnr_timer;	/* responder, 0: 12 (0.64 ms) */
+	int no_connect;		/* leave both QPs in RESET */
+};
+
+#define SU_MR_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+struct su_pair {
+	struct su_opts o;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	size_t size;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq[2];
+	struct ibv_qp *qp[2];
+	struct ibv_qp_cap cap;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
+					  struct ibv_cq *scq,
+					  struct ibv_cq *rcq)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = scq,
+		.recv_cq = rcq,
+		.cap = {
+			.max_send_wr = p->o.send_wr,
+			.max_recv_wr = p->o.recv_wr,
+			.max_send_sge = p->o.send_sge,
+			.max_recv_sge = p->o.recv_sge,
+			.max_inline_data = p->o.inline_data,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = p->o.sig_all,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	if (qp)
+		p->cap = a.cap;
+	return qp;
+}
+
+static inline int su_to_init(struct su_pair *p, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = p->o.qp_access,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static inline int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
+			    uint32_t dest)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.rq_psn = 0,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = p->o.min_rnr_timer,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = {
+				.dgid = p->gid,
+				.sgid_index = p->gid_index,
+				.hop_limit = 64,
+			},
+			.port_num = 1,
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+static inline int su_to_rts(struct su_pair *p, struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = p->o.rnr_retry,
+		.sq_psn = 0,
+		.max_rd_atomic = 16,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Connect @a and @b (both in RESET) to each other. */
+static inline int su_connect(struct su_pair *p, struct ibv_qp *a,
+			     struct ibv_qp *b)
+{
+	return su_to_init(p, a) ?: su_to_init(p, b) ?:
+	       su_to_rtr(p, a, b->qp_num) ?: su_to_rtr(p, b, a->qp_num) ?:
+	       su_to_rts(p, a) ?: su_to_rts(p, b);
+}
+
+/* Returns 0, or the negative number of the step that failed. */
+static inline int su_pair_open(struct su_pair *p, const struct su_opts *o)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	if (o)
+		p->o = *o;
+	if (!p->o.send_wr)
+		p->o.send_wr = 64;
+	if (!p->o.recv_wr)
+		p->o.recv_wr = 64;
+	if (!p->o.send_sge)
+		p->o.send_sge = 4;
+	if (!p->o.recv_sge)
+		p->o.recv_sge = 4;
+	if (!p->o.cqe)
+		p->o.cqe = 256;
+	if (!p->o.buf_size)
+		p->o.buf_size = 1 << 20;
+	if (!p->o.mr_access)
+		p->o.mr_access = SU_MR_ALL;
+	if (!p->o.qp_access)
+		p->o.qp_access = IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_REMOTE_READ |
+				 IBV_ACCESS_REMOTE_ATOMIC;
+	if (!p->o.rnr_retry)
+		p->o.rnr_retry = 7;
+	if (!p->o.min_rnr_timer)
+		p->o.min_rnr_timer = 12;
+
+	p->ctx = su_open();
+	if (!p->ctx)
+		return -1;
+	p->gid_index = su_pick_gid(p->ctx, &p->gid);
+	if (p->gid_index < 0)
+		return -2;
+	p->pd = ibv_alloc_pd(p->ctx);
+	if (!p->pd)
+		return -3;
+	p->size = p->o.buf_size;
+	p->buf = aligned_alloc(4096, p->size);
+	if (!p->buf)
+		return -4;
+	memset(p->buf, 0, p->size);
+	p->mr = ibv_reg_mr(p->pd, p->buf, p->size, p->o.mr_access);
+	if (!p->mr)
+		return -5;
+	if (p->o.channel) {
+		p->ch = ibv_create_comp_channel(p->ctx);
+		if (!p->ch)
+			return -6;
+	}
+	for (i = 0; i < 2; i++) {
+		p->cq[i] = ibv_create_cq(p->ctx, p->o.cqe, NULL, p->ch, 0);
+		if (!p->cq[i])
+			return -7;
+	}
+	for (i = 0; i < 2; i++) {
+		p->qp[i] = su_create_qp(p, p->pd, p->cq[i], p->cq[i]);
+		if (!p->qp[i])
+			return -8;
+	}
+	if (!p->o.no_connect && su_connect(p, p->qp[0], p->qp[1]))
+		return -9;
+	return 0;
+}
+
+static inline void su_pair_close(struct su_pair *p)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (p->qp[i])
+			ibv_destroy_qp(p->qp[i]);
+	for (i = 0; i < 2; i++)
+		if (p->cq[i])
+			ibv_destroy_cq(p->cq[i]);
+	if (p->ch)
+		ibv_destroy_comp_channel(p->ch);
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	free(p->buf);
+	if (p->pd)
+		ibv_dealloc_pd(p->pd);
+	if (p->ctx)
+		ibv_close_device(p->ctx);
+	memset(p, 0, sizeof(*p));
+}
+
+static inline struct ibv_sge su_sge(struct su_pair *p, size_t off,
+				    uint32_t len)
+{
+	struct ibv_sge s = {
+		.addr = (uintptr_t)p->buf + off,
+		.length = len,
+		.lkey = p->mr->lkey,
+	};
+	return s;
+}
+
+static inline uint64_t su_addr(struct su_pair *p, size_t off)
+{
+	return (uintptr_t)p->buf + off;
+}
+
+static inline int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
+			       uint64_t wr_id, struct ibv_sge *s, int n,
+			       unsigned int flags, uint64_t raddr,
+			       uint32_t rkey)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
+		.send_flags = flags,
+	};
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static inline int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
+			       struct ibv_sge *s, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = s, .num_sge = n };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* Poll one completion; 0 after @ms milliseconds without one. */
+static inline int su_poll(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	long end = su_now_ms() + ms;
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+	} while (su_now_ms() < end);
+	return 0;
+}
+
+/* A byte pattern that differs per (seed, offset). */
+static inline uint8_t su_pat(unsigned int seed, size_t i)
+{
+	uint32_t x = seed * 2654435761u + (uint32_t)i * 40503u;
+
+	return (uint8_t)(x ^ (x >> 11) ^ (x >> 19));
+}
+
+static inline void su_fill(void *b, size_t len, unsigned int seed)
+{
+	uint8_t *p = b;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = su_pat(seed, i);
+}
+
+/* Offset of the first byte that does not match, or -1. */
+static inline long su_check(const void *b, size_t len, unsigned int seed)
+{
+	const uint8_t *p = b;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != su_pat(seed, i))
+			return (long)i;
+	return -1;
+}
+
+/* Offset of the first byte that is not @v, or -1. */
+static inline long su_check_byte(const void *b, size_t len, uint8_t v)
+{
+	const uint8_t *p = b;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * Wait for the async event @type (for @elem, a QP or CQ pointer, or any
+ * element if NULL). Other events are acknowledged and skipped. Returns 1
+ * if it came, 0 if not.
+ */
+static inline int su_wait_async(struct ibv_context *ctx,
+				enum ibv_event_type type, void *elem, int ms)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	long end = su_now_ms() + ms;
+	int got = 0;
+
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (!got && su_now_ms() < end) {
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		while (!ibv_get_async_event(ctx, &ev)) {
+			if (ev.event_type == type &&
+			    (!elem || ev.element.qp == elem ||
+			     (void *)ev.element.cq == elem))
+				got = 1;
+			ibv_ack_async_event(&ev);
+		}
+	}
+	return got;
+}
+
+static inline int su_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &init))
+		return -1;
+	return a.qp_state;
+}
+
+/* ------------------------------------------------------------------ */
+/* Raw uverbs: legacy write() commands and ioctls on a cmd_fd          */
+/* ------------------------------------------------------------------ */
+
+/* A write() command whose struct starts with ib_uverbs_cmd_hdr. */
+static inline int su_uverbs_write(int fd, uint32_t command, void *cmd,
+				  size_t cmd_len, size_t out_len)
+{
+	struct ib_uverbs_cmd_hdr *hdr = cmd;
+
+	hdr->command = command;
+	hdr->in_words = cmd_len / 4;
+	hdr->out_words = out_len / 4;
+	if (write(fd, cmd, cmd_len) != (ssize_t)cmd_len)
+		return -errno;
+	return 0;
+}
+
+struct su_ioctl {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[4];
+};
+
+static inline void su_ioctl_init(struct su_ioctl *io, uint16_t object,
+				 uint16_t method, uint16_t num_attrs)
+{
+	memset(io, 0, sizeof(*io));
+	io->hdr.length = sizeof(io->hdr) + num_attrs * sizeof(io->attrs[0]);
+	io->hdr.object_id = object;
+	io->hdr.method_id = method;
+	io->hdr.num_attrs = num_attrs;
+	io->hdr.driver_id = VRNIC_RDMA_DRIVER_ID;
+}
+
+static inline void su_ioctl_ptr(struct su_ioctl *io, int i, uint16_t id,
+				void *ptr, uint16_t len)
+{
+	io->attrs[i].attr_id = id;
+	io->attrs[i].len = len;
+	io->attrs[i].data = (uint64_t)(uintptr_t)ptr;
+}
+
+/* An IDR (object handle) attribute. */
+static inline void su_ioctl_idr(struct su_ioctl *io, int i, uint16_t id,
+				uint64_t handle)
+{
+	io->attrs[i].attr_id = id;
+	io->attrs[i].len = 0;
+	io->attrs[i].data = handle;
+}
+
+static inline int su_ioctl_call(int fd, struct su_ioctl *io)
+{
+	return ioctl(fd, RDMA_VERBS_IOCTL, &io->hdr) ? -errno : 0;
+}
+
+static inline int su_query_layout(int fd, struct vrnic_layout *l)
+{
+	struct su_ioctl io;
+
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, l, sizeof(*l));
+	return su_ioctl_call(fd, &io);
+}
+
+static inline int su_kick(int fd)
+{
+	struct su_ioctl io;
+
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_KICK, 0);
+	return su_ioctl_call(fd, &io);
+}
+
+/* ------------------------------------------------------------------ */
+/* Accounting: VmPin, `rdma res`, MemAvailable                         */
+/* ------------------------------------------------------------------ */
+
+/* A "Key:   N kB" line of /proc/<pid>/status (pid 0: self), or -1. */
+static inline long su_status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static inline long su_vmpin_kb(pid_t pid)
+{
+	return su_status_kb(pid, "VmPin");
+}
+
+static inline long su_meminfo_kb(const char *key)
+{
+	char line[256];
+	size_t kl = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+struct su_res {
+	long pd, cq, qp, mr, ctx;
+};
+
+/* Object counts of vrnic0 from `rdma res show`. 0 or -1. */
+static inline int su_res_get(struct su_res *r)
+{
+	char line[512], key[32];
+	int found = 0, off, n;
+	long val;
+	char *s;
+	FILE *f;
+
+	memset(r, 0xff, sizeof(*r));
+	f = popen("rdma res show 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		s = strstr(line, " " SU_DEV ": ");
+		if (!s)
+			continue;
+		s += strlen(" " SU_DEV ": ");
+		while (sscanf(s, "%31s %ld%n", key, &val, &off) == 2) {
+			if (!strcmp(key, "pd"))
+				r->pd = val;
+			else if (!strcmp(key, "cq"))
+				r->cq = val;
+			else if (!strcmp(key, "qp"))
+				r->qp = val;
+			else if (!strcmp(key, "mr"))
+				r->mr = val;
+			else if (!strcmp(key, "ctx"))
+				r->ctx = val;
+			s += off;
+		}
+		found = 1;
+	}
+	n = pclose(f);
+	return found && n == 0 ? 0 : -1;
+}
+
+static inline int su_res_equal(const struct su_res *a, const struct su_res *b)
+{
+	return a->pd == b->pd && a->cq == b->cq && a->qp == b->qp &&
+	       a->mr == b->mr && a->ctx == b->ctx;
+}
+
+/* Wait up to @ms for the counts to equal @want; 0 if they did. */
+static inline int su_res_wait(const struct su_res *want, struct su_res *now,
+			      int ms)
+{
+	long end = su_now_ms() + ms;
+
+	do {
+		if (!su_res_get(now) && su_res_equal(want, now))
+			return 0;
+		su_sleep_ms(50);
+	} while (su_now_ms() < end);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Forked children                                                     */
+/* ------------------------------------------------------------------ */
+
+/* In a forked child: report a failed check on stderr and exit 1. */
+#define CHILD_CHECK(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "# child %d: %s:%d: check failed: %s (errno %d)\n", \
+			(int)getpid(), __FILE__, __LINE__, #cond, errno); \
+		_exit(1); \
+	} \
+} while (0)
+
+/* waitpid with a timeout: the child's wait status, or -1 (then killed). */
+static inline int su_wait_child(pid_t pid, int ms)
+{
+	long end = su_now_ms() + ms;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return st;
+		if (r < 0)
+			return -1;
+		if (su_now_ms() >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		su_sleep_ms(10);
+	}
+}
+
+#endif /* VRNIC_SUITE_UTIL_H */
