@@ -7,6 +7,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
+#include <rdma/restrack.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "vrnic.h"
@@ -601,6 +602,50 @@ static int vrnic_get_hw_stats(struct ib_device *ibdev,
 }
 
 /* ------------------------------------------------------------------ */
+/* Driver attributes for rdma res (shown with -d)                     */
+/* ------------------------------------------------------------------ */
+
+static int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct vrnic_qp *qp = to_vqp(ibqp);
+
+	if (rdma_nl_put_driver_u32(msg, "db_slot", qp->db_slot) ||
+	    rdma_nl_put_driver_u32(msg, "sq_depth", 1U << qp->sq.log_depth) ||
+	    rdma_nl_put_driver_u32(msg, "sq_wqe_size",
+				   1U << qp->sq.wqe_shift) ||
+	    rdma_nl_put_driver_u32(msg, "rq_depth", 1U << qp->rq.log_depth) ||
+	    rdma_nl_put_driver_u32(msg, "rq_wqe_size",
+				   1U << qp->rq.wqe_shift) ||
+	    rdma_nl_put_driver_u32(msg, "max_inline", qp->max_inline))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int vrnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct vrnic_cq *cq = to_vcq(ibcq);
+
+	if (rdma_nl_put_driver_u32(msg, "hw_cqn", cq->cqn) ||
+	    rdma_nl_put_driver_u32(msg, "db_slot", cq->db_slot) ||
+	    rdma_nl_put_driver_u32(msg, "depth", 1U << cq->log_depth) ||
+	    rdma_nl_put_driver_u32(msg, "eqn", cq->eqn))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int vrnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct vrnic_mr *mr = to_vmr(ibmr);
+
+	if (rdma_nl_put_driver_u32(msg, "handle", mr->handle) ||
+	    rdma_nl_put_driver_u32(msg, "pages", mr->npages) ||
+	    (mr->umem && rdma_nl_put_driver_u32(msg, "page_size",
+						1U << mr->page_shift)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 const struct ib_device_ops vrnic_dev_ops = {
 	.owner = THIS_MODULE,
@@ -622,6 +667,9 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.destroy_cq = vrnic_destroy_cq,
 	.destroy_qp = vrnic_destroy_qp,
 	.disassociate_ucontext = vrnic_disassociate_ucontext,
+	.fill_res_cq_entry = vrnic_fill_res_cq_entry,
+	.fill_res_mr_entry = vrnic_fill_res_mr_entry,
+	.fill_res_qp_entry = vrnic_fill_res_qp_entry,
 	.get_dev_fw_str = vrnic_get_dev_fw_str,
 	.get_dma_mr = vrnic_get_dma_mr,
 	.get_hw_stats = vrnic_get_hw_stats,

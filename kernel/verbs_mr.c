@@ -194,6 +194,8 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	req.npages = npages;
 	req.page_shift = __ffs(pgsz);
 	req.pbl_level = pbl.level;
+	mr->npages = npages;
+	mr->page_shift = req.page_shift;
 	err = vrnic_reg_mr_cmd(dev, mr, &req);
 	/* The device copied the page list during the command. */
 	vrnic_pbl_free(dev, &pbl);

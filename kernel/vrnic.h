@@ -278,6 +278,8 @@ struct vrnic_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* NULL for the DMA MR */
 	u32 handle;
+	u32 npages;
+	u8 page_shift;
 };
 
 static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vrnic teardown, driven through the raw uverbs ABI (no libibverbs):
+ * a process killed with live objects (PDs, a pinned MR, CQs, QPs, mapped
+ * rings and doorbell page) leaves nothing behind, and removing the module
+ * while a process holds the device disassociates that process (it gets
+ * IB_EVENT_DEVICE_FATAL, its verbs fail with EIO, its mappings stay safe
+ * to touch) without hanging; the module then loads again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "../../include/uapi/rdma/vrnic-abi.h"
+#include "kselftest_harness.h"
+
+#define IBDEV "vrnic0"
+#define MR_BYTES (1 << 20)
+
+static int open_uverbs(void)
+{
+	char path[PATH_MAX], name[64];
+	struct dirent *e;
+	int fd = -1;
+	FILE *f;
+	DIR *d;
+
+	d = opendir("/sys/class/infiniband_verbs");
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "uverbs", 6))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%63s", name) == 1 && !strcmp(name, IBDEV)) {
+			snprintf(path, sizeof(path), "/dev/infiniband/%s",
+				 e->d_name);
+			fd = open(path, O_RDWR | O_CLOEXEC);
+		}
+		fclose(f);
+		if (fd >= 0)
+			break;
+	}
+	closedir(d);
+	return fd;
+}
+
+static int uverbs_write(int fd, __u32 command, void *cmd, size_t cmd_len,
+			size_t out_len)
+{
+	struct ib_uverbs_cmd_hdr *hdr = cmd;
+
+	hdr->command = command;
+	hdr->in_words = cmd_len / 4;
+	hdr->out_words = out_len / 4;
+	if (write(fd, cmd, cmd_len) != (ssize_t)cmd_len)
+		return -errno;
+	return 0;
+}
+
+struct uctx {
+	int fd;
+	int async_fd;
+	struct vrnic_ibv_alloc_ucontext_resp drv;
+};
+
+static int get_context(struct uctx *u)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+	} c = {};
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct vrnic_ibv_alloc_ucontext_resp drv;
+	} r = {};
+	int ret;
+
+	u->fd = open_uverbs();
+	if (u->fd < 0)
+		return -ENODEV;
+	c.cmd.response = (__u64)(uintptr_t)&r;
+	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c),
+			   sizeof(r));
+	if (ret)
+		return ret;
+	u->async_fd = r.core.async_fd;
+	u->drv = r.drv;
+	return 0;
+}
+
+static int alloc_pd(struct uctx *u, __u32 *pd)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd cmd;
+	} c = {};
+	struct ib_uverbs_alloc_pd_resp r = {};
+	int ret;
+
+	c.cmd.response = (__u64)(uintptr_t)&r;
+	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c),
+			   sizeof(r));
+	*pd = r.pd_handle;
+	return ret;
+}
+
+static int reg_mr(struct uctx *u, __u32 pd, void *buf, size_t len)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_reg_mr cmd;
+	} c = {};
+	struct ib_uverbs_reg_mr_resp r = {};
+
+	c.cmd.response = (__u64)(uintptr_t)&r;
+	c.cmd.start = (__u64)(uintptr_t)buf;
+	c.cmd.length = len;
+	c.cmd.hca_va = (__u64)(uintptr_t)buf;
+	c.cmd.pd_handle = pd;
+	c.cmd.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE |
+			     IB_UVERBS_ACCESS_REMOTE_WRITE |
+			     IB_UVERBS_ACCESS_REMOTE_READ;
+	return uverbs_write(u->fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
+			    sizeof(r));
+}
+
+static int create_cq(struct uctx *u, __u32 *handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_cq cmd;
+		struct vrnic_ibv_create_cq drv;
+	} c = {};
+	struct {
+		struct ib_uverbs_create_cq_resp core;
+		struct vrnic_ibv_create_cq_resp drv;
+	} r = {};
+	int ret;
+
+	c.cmd.response = (__u64)(uintptr_t)&r;
+	c.cmd.cqe = 64;
+	c.cmd.comp_channel = -1;
+	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
+			   sizeof(r));
+	if (ret)
+		return ret;
+	*handle = r.core.cq_handle;
+	if (mmap(NULL, r.drv.ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 u->fd, r.drv.ring_mmap_key) == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+static int create_qp(struct uctx *u, __u32 pd, __u32 cq)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+		struct vrnic_ibv_create_qp drv;
+	} c = {};
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct vrnic_ibv_create_qp_resp drv;
+	} r = {};
+	int ret;
+
+	c.cmd.response = (__u64)(uintptr_t)&r;
+	c.cmd.pd_handle = pd;
+	c.cmd.send_cq_handle = cq;
+	c.cmd.recv_cq_handle = cq;
+	c.cmd.max_send_wr = 32;
+	c.cmd.max_recv_wr = 32;
+	c.cmd.max_send_sge = 2;
+	c.cmd.max_recv_sge = 2;
+	c.cmd.qp_type = IB_UVERBS_QPT_RC;
+	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c),
+			   sizeof(r));
+	if (ret)
+		return ret;
+	if (mmap(NULL, r.drv.sq_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 u->fd, r.drv.sq_mmap_key) == MAP_FAILED ||
+	    mmap(NULL, r.drv.rq_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 u->fd, r.drv.rq_mmap_key) == MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+static volatile __u32 *map_db(struct uctx *u)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, u->fd,
+		       u->drv.db_mmap_key);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Objects of every kind, mapped; returns 0 or a step number. */
+static int make_objects(struct uctx *u)
+{
+	__u32 pd[2], cq[2];
+	void *buf;
+	int i;
+
+	if (get_context(u))
+		return 1;
+	if (!map_db(u))
+		return 2;
+	for (i = 0; i < 2; i++) {
+		if (alloc_pd(u, &pd[i]))
+			return 3;
+		if (create_cq(u, &cq[i]))
+			return 4;
+		if (create_qp(u, pd[i], cq[i]))
+			return 5;
+	}
+	buf = mmap(NULL, MR_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 6;
+	memset(buf, 1, MR_BYTES);
+	if (reg_mr(u, pd[0], buf, MR_BYTES))
+		return 7;
+	return 0;
+}
+
+static int rdma_res(char *buf, size_t len)
+{
+	FILE *p = popen("rdma res show 2>&1 | grep ' " IBDEV ": '", "r");
+	char *nl;
+
+	if (!p)
+		return -1;
+	if (!fgets(buf, len, p)) {
+		pclose(p);
+		return -1;
+	}
+	pclose(p);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
+}
+
+static int res_count(const char *line, const char *what)
+{
+	char key[32];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s ", what);
+	p = strstr(line, key);
+	return p ? atoi(p + strlen(key)) : -1;
+}
+
+static long vm_pin_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+TEST(killed_process_leaves_nothing)
+{
+	char before[256], during[256], after[256];
+	struct uctx u;
+	int pipefd[2], status, i;
+	char step = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, rdma_res(before, sizeof(before)));
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		step = make_objects(&u);
+		if (write(pipefd[1], &step, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &step, 1));
+	close(pipefd[0]);
+	EXPECT_EQ(0, step) TH_LOG("child failed at step %d", step);
+
+	ASSERT_EQ(0, rdma_res(during, sizeof(during)));
+	EXPECT_EQ(res_count(before, "pd") + 2, res_count(during, "pd"));
+	EXPECT_EQ(res_count(before, "cq") + 2, res_count(during, "cq"));
+	EXPECT_EQ(res_count(before, "qp") + 2, res_count(during, "qp"));
+	EXPECT_EQ(res_count(before, "mr") + 1, res_count(during, "mr"));
+	EXPECT_EQ(res_count(before, "ctx") + 1, res_count(during, "ctx"));
+	/* The MR's pages are pinned and accounted to the process. */
+	EXPECT_LE(MR_BYTES / 1024, vm_pin_kb(pid));
+
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	for (i = 0; i < 50; i++) {
+		ASSERT_EQ(0, rdma_res(after, sizeof(after)));
+		if (!strcmp(before, after))
+			break;
+		msleep(100);
+	}
+	EXPECT_STREQ(before, after);
+}
+
+static int module_path(char *path, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	/* <project>/build/kselftest/vrnic_teardown */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(path, len, "%s/../../kernel/vrnic.ko", dirname(exe));
+	return 0;
+}
+
+static int port_active(void)
+{
+	char buf[64] = "";
+	FILE *f = fopen("/sys/class/infiniband/" IBDEV "/ports/1/state", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strncmp(buf, "4: ACTIVE", 9);
+}
+
+/* Child of the rmmod test: exit status 0 if disassociation looked right. */
+static int hold_device(int ready_fd)
+{
+	struct ib_uverbs_async_event_desc ev = {};
+	volatile __u32 *db;
+	struct uctx u;
+	char step;
+	__u32 pd;
+
+	step = make_objects(&u);
+	db = step ? NULL : map_db(&u);
+	if (!step && !db)
+		step = 8;
+	if (write(ready_fd, &step, 1) != 1 || step)
+		return 10 + step;
+
+	/* Blocks until the driver goes away. */
+	if (read(u.async_fd, &ev, sizeof(ev)) != sizeof(ev))
+		return 30;
+	if (ev.event_type != IBV_EVENT_DEVICE_FATAL)
+		return 31;
+	/* The doorbell page is zapped: touching it must not fault. */
+	db[1] = 1;
+	(void)db[0];
+	/* Every verb now fails with EIO. */
+	if (alloc_pd(&u, &pd) != -EIO)
+		return 32;
+	return 0;
+}
+
+TEST(rmmod_disassociates_then_reload)
+{
+	char path[PATH_MAX];
+	int pipefd[2], status = -1, fd, i, ret;
+	char step = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, module_path(path, sizeof(path)));
+	ASSERT_EQ(0, access(path, R_OK)) TH_LOG("%s missing", path);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		_exit(hold_device(pipefd[1]));
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &step, 1));
+	close(pipefd[0]);
+	ASSERT_EQ(0, step) TH_LOG("child failed at step %d", step);
+
+	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
+	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
+	for (i = 0; i < 100; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		msleep(100);
+	}
+	if (i == 100) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("holder: status %#x", status);
+	EXPECT_NE(0, access("/sys/class/infiniband/" IBDEV, F_OK));
+
+	/* Leave the device as we found it for the tests that follow. */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ret = syscall(SYS_finit_module, fd, "", 0);
+	close(fd);
+	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", path, strerror(errno));
+	for (i = 0; i < 100 && !port_active(); i++)
+		msleep(100);
+	ASSERT_TRUE(port_active());
+}
+
+TEST_HARNESS_MAIN
