@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +29,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl.h>
 
+#include <vrnic_dev.h>
 #include "../../include/uapi/rdma/vrnic-abi.h"
 
 /* The harness compares int literals with unsigned verbs fields. */
@@ -535,6 +537,342 @@ static inline int su_kick(int fd)
 
 	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_KICK, 0);
 	return su_ioctl_call(fd, &io);
+}
+
+/* ------------------------------------------------------------------ */
+/* A hand-built user QP: raw uverbs commands, our own ring accesses    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A CQ and an RC QP created with raw write() commands on a libibverbs
+ * context's cmd_fd (PD and MR come from libibverbs), their rings and the
+ * context's doorbell page mapped by this code, WQEs written per the device
+ * interface (section 13) without the provider. Posting can skip the
+ * wake-up kick, and the rings and doorbell words are at the caller's
+ * mercy.
+ */
+struct su_raw {
+	int fd;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	/* CQ */
+	uint32_t cq_handle, cqn, cq_slot, cq_log;
+	uint8_t *cq_ring;
+	size_t cq_ring_size;
+	uint32_t cq_ci;
+	/* QP */
+	uint32_t qp_handle, qpn, qp_slot;
+	uint8_t *sq, *rq;
+	size_t sq_size, rq_size;
+	uint8_t sq_log, sq_shift, rq_log, rq_shift;
+	uint32_t sq_pi, rq_pi;
+	/* doorbell page */
+	volatile uint32_t *db;
+	struct vrnic_layout layout;
+};
+
+static inline volatile uint32_t *su_raw_word(struct su_raw *r, uint32_t slot,
+					     uint32_t byte)
+{
+	return r->db + (slot * VRNIC_DB_SLOT_SIZE + byte) / 4;
+}
+
+static inline int su_raw_need_wakeup(struct su_raw *r)
+{
+	return __atomic_load_n(r->db, __ATOMIC_ACQUIRE) &
+	       VRNIC_DB_STATUS_NEED_WAKEUP;
+}
+
+/* Returns 0 or -errno; @cqe entries, @wr work requests per queue. */
+static inline int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
+				struct ibv_pd *pd, uint32_t cqe, uint32_t wr,
+				uint32_t sge)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_cq cmd;
+		struct vrnic_ibv_create_cq drv;
+	} cc = {};
+	struct {
+		struct ib_uverbs_create_cq_resp core;
+		struct vrnic_ibv_create_cq_resp drv;
+	} ccr = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+		struct vrnic_ibv_create_qp drv;
+	} qc = {};
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct vrnic_ibv_create_qp_resp drv;
+	} qcr = {};
+	void *m;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->ctx = ctx;
+	r->pd = pd;
+	r->fd = ctx->cmd_fd;
+	r->cq_handle = r->qp_handle = ~0u;
+
+	err = su_query_layout(r->fd, &r->layout);
+	if (err)
+		return err;
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		 r->layout.db_mmap_key);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->db = m;
+
+	cc.cmd.response = (uintptr_t)&ccr;
+	cc.cmd.cqe = cqe;
+	cc.cmd.comp_channel = -1;
+	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_CREATE_CQ, &cc,
+			      sizeof(cc), sizeof(ccr));
+	if (err)
+		return err;
+	r->cq_handle = ccr.core.cq_handle;
+	r->cqn = ccr.drv.cqn;
+	r->cq_slot = ccr.drv.db_slot;
+	r->cq_log = ccr.drv.log_depth;
+	r->cq_ring_size = ccr.drv.ring_size;
+	m = mmap(NULL, r->cq_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 r->fd, ccr.drv.ring_mmap_key);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->cq_ring = m;
+
+	qc.cmd.response = (uintptr_t)&qcr;
+	qc.cmd.pd_handle = pd->handle;
+	qc.cmd.send_cq_handle = r->cq_handle;
+	qc.cmd.recv_cq_handle = r->cq_handle;
+	qc.cmd.max_send_wr = wr;
+	qc.cmd.max_recv_wr = wr;
+	qc.cmd.max_send_sge = sge;
+	qc.cmd.max_recv_sge = sge;
+	qc.cmd.qp_type = IB_UVERBS_QPT_RC;
+	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_CREATE_QP, &qc,
+			      sizeof(qc), sizeof(qcr));
+	if (err)
+		return err;
+	r->qp_handle = qcr.core.qp_handle;
+	r->qpn = qcr.drv.qpn;
+	r->qp_slot = qcr.drv.db_slot;
+	r->sq_log = qcr.drv.sq_log_depth;
+	r->sq_shift = qcr.drv.sq_wqe_shift;
+	r->rq_log = qcr.drv.rq_log_depth;
+	r->rq_shift = qcr.drv.rq_wqe_shift;
+	r->sq_size = qcr.drv.sq_ring_size;
+	r->rq_size = qcr.drv.rq_ring_size;
+	m = mmap(NULL, r->sq_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		 qcr.drv.sq_mmap_key);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->sq = m;
+	m = mmap(NULL, r->rq_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		 qcr.drv.rq_mmap_key);
+	if (m == MAP_FAILED)
+		return -errno;
+	r->rq = m;
+	return 0;
+}
+
+static inline void su_raw_destroy(struct su_raw *r)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp cmd;
+	} dq = {};
+	struct ib_uverbs_destroy_qp_resp dqr;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_cq cmd;
+	} dc = {};
+	struct ib_uverbs_destroy_cq_resp dcr;
+
+	if (r->qp_handle != ~0u) {
+		dq.cmd.response = (uintptr_t)&dqr;
+		dq.cmd.qp_handle = r->qp_handle;
+		su_uverbs_write(r->fd, IB_USER_VERBS_CMD_DESTROY_QP, &dq,
+				sizeof(dq), sizeof(dqr));
+	}
+	if (r->cq_handle != ~0u) {
+		dc.cmd.response = (uintptr_t)&dcr;
+		dc.cmd.cq_handle = r->cq_handle;
+		su_uverbs_write(r->fd, IB_USER_VERBS_CMD_DESTROY_CQ, &dc,
+				sizeof(dc), sizeof(dcr));
+	}
+	if (r->sq)
+		munmap(r->sq, r->sq_size);
+	if (r->rq)
+		munmap(r->rq, r->rq_size);
+	if (r->cq_ring)
+		munmap(r->cq_ring, r->cq_ring_size);
+	if (r->db)
+		munmap((void *)r->db, 4096);
+	memset(r, 0, sizeof(*r));
+}
+
+/* MODIFY_QP through the legacy write() command. */
+static inline int su_raw_modify(struct su_raw *r, int state, uint32_t dest_qpn,
+				const union ibv_gid *gid, int gid_index,
+				uint8_t rnr_retry, uint8_t min_rnr_timer)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_modify_qp cmd;
+	} c = {};
+
+	c.cmd.qp_handle = r->qp_handle;
+	c.cmd.qp_state = state;
+	switch (state) {
+	case IBV_QPS_INIT:
+		c.cmd.attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+		c.cmd.port_num = 1;
+		c.cmd.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					IBV_ACCESS_REMOTE_READ |
+					IBV_ACCESS_REMOTE_ATOMIC;
+		break;
+	case IBV_QPS_RTR:
+		c.cmd.attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				  IBV_QP_MAX_DEST_RD_ATOMIC |
+				  IBV_QP_MIN_RNR_TIMER;
+		memcpy(c.cmd.dest.dgid, gid->raw, 16);
+		c.cmd.dest.sgid_index = gid_index;
+		c.cmd.dest.hop_limit = 64;
+		c.cmd.dest.is_global = 1;
+		c.cmd.dest.port_num = 1;
+		c.cmd.path_mtu = IBV_MTU_1024;
+		c.cmd.dest_qp_num = dest_qpn;
+		c.cmd.max_dest_rd_atomic = 16;
+		c.cmd.min_rnr_timer = min_rnr_timer;
+		break;
+	case IBV_QPS_RTS:
+		c.cmd.attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT |
+				  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+		c.cmd.timeout = 14;
+		c.cmd.retry_cnt = 7;
+		c.cmd.rnr_retry = rnr_retry;
+		c.cmd.max_rd_atomic = 16;
+		break;
+	default:
+		c.cmd.attr_mask = IBV_QP_STATE;
+		break;
+	}
+	return su_uverbs_write(r->fd, IB_USER_VERBS_CMD_MODIFY_QP, &c,
+			       sizeof(c), 0);
+}
+
+/* INIT, RTR (towards @dest_qpn), RTS. */
+static inline int su_raw_connect(struct su_raw *r, uint32_t dest_qpn,
+				 const union ibv_gid *gid, int gid_index)
+{
+	return su_raw_modify(r, IBV_QPS_INIT, 0, NULL, 0, 0, 0) ?:
+	       su_raw_modify(r, IBV_QPS_RTR, dest_qpn, gid, gid_index, 0, 12) ?:
+	       su_raw_modify(r, IBV_QPS_RTS, 0, NULL, 0, 7, 0);
+}
+
+enum su_kick { SU_KICK_NEVER, SU_KICK_IF_NEEDED, SU_KICK_ALWAYS };
+
+/* The next SQ slot, zeroed. */
+static inline struct vrnic_send_wqe_hdr *su_raw_sq_slot(struct su_raw *r)
+{
+	uint8_t *w = r->sq + ((size_t)(r->sq_pi & ((1u << r->sq_log) - 1))
+			      << r->sq_shift);
+
+	memset(w, 0, 1u << r->sq_shift);
+	return (struct vrnic_send_wqe_hdr *)w;
+}
+
+/* Publish @n more SQ WQEs (already written), then kick per @kick. */
+static inline int su_raw_sq_ring(struct su_raw *r, uint32_t n,
+				 enum su_kick kick)
+{
+	r->sq_pi += n;
+	__atomic_store_n(su_raw_word(r, r->qp_slot, VRNIC_DB_QP_SQ_PI),
+			 r->sq_pi, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (kick == SU_KICK_ALWAYS ||
+	    (kick == SU_KICK_IF_NEEDED && su_raw_need_wakeup(r)))
+		return su_kick(r->fd);
+	return 0;
+}
+
+/* One-SGE send-queue WQE: SEND or RDMA WRITE/READ. */
+static inline int su_raw_post(struct su_raw *r, uint8_t opcode, uint64_t wr_id,
+			      uint64_t addr, uint32_t len, uint32_t lkey,
+			      uint64_t raddr, uint32_t rkey, enum su_kick kick)
+{
+	struct vrnic_send_wqe_hdr *w = su_raw_sq_slot(r);
+	struct vrnic_sge *sge = (struct vrnic_sge *)((uint8_t *)w +
+						     VRNIC_SEND_WQE_HDR_SIZE);
+
+	w->wr_id = wr_id;
+	w->opcode = opcode;
+	w->flags = VRNIC_WQE_F_SIGNALED;
+	w->num_sge = 1;
+	w->rdma.remote_addr = raddr;
+	w->rdma.rkey = rkey;
+	sge->addr = addr;
+	sge->length = len;
+	sge->lkey = lkey;
+	return su_raw_sq_ring(r, 1, kick);
+}
+
+static inline int su_raw_post_recv(struct su_raw *r, uint64_t wr_id,
+				   uint64_t addr, uint32_t len, uint32_t lkey,
+				   enum su_kick kick)
+{
+	uint8_t *w = r->rq + ((size_t)(r->rq_pi & ((1u << r->rq_log) - 1))
+			      << r->rq_shift);
+	struct vrnic_recv_wqe_hdr *h = (struct vrnic_recv_wqe_hdr *)w;
+	struct vrnic_sge *sge = (struct vrnic_sge *)(w + VRNIC_RECV_WQE_HDR_SIZE);
+
+	memset(w, 0, 1u << r->rq_shift);
+	h->wr_id = wr_id;
+	h->num_sge = 1;
+	sge->addr = addr;
+	sge->length = len;
+	sge->lkey = lkey;
+	r->rq_pi++;
+	__atomic_store_n(su_raw_word(r, r->qp_slot, VRNIC_DB_QP_RQ_PI),
+			 r->rq_pi, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (kick == SU_KICK_ALWAYS ||
+	    (kick == SU_KICK_IF_NEEDED && su_raw_need_wakeup(r)))
+		return su_kick(r->fd);
+	return 0;
+}
+
+/* Take the next CQE if there is one (1), publishing ci; else 0. */
+static inline int su_raw_poll(struct su_raw *r, struct vrnic_cqe *out)
+{
+	struct vrnic_cqe *c = (struct vrnic_cqe *)(r->cq_ring +
+		(size_t)(r->cq_ci & ((1u << r->cq_log) - 1)) * VRNIC_CQE_SIZE);
+	uint8_t owner = __atomic_load_n(&c->owner, __ATOMIC_ACQUIRE);
+
+	if ((owner & VRNIC_OWNER_PHASE) != VRNIC_PHASE(r->cq_ci, r->cq_log))
+		return 0;
+	*out = *c;
+	r->cq_ci++;
+	__atomic_store_n(su_raw_word(r, r->cq_slot, VRNIC_DB_CQ_CI), r->cq_ci,
+			 __ATOMIC_RELEASE);
+	return 1;
+}
+
+static inline int su_raw_poll_wait(struct su_raw *r, struct vrnic_cqe *out,
+				   int ms)
+{
+	long end = su_now_ms() + ms;
+
+	do {
+		if (su_raw_poll(r, out))
+			return 1;
+	} while (su_now_ms() < end);
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
