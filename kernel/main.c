@@ -108,8 +108,9 @@ static void vrnic_watchdog(struct work_struct *work)
 		dev->last_eq_overflow = overflow;
 	}
 
-	/* A lost admin interrupt must not stall the async EQ forever. */
+	/* Lost interrupts must not stall commands or the Ethernet rings. */
 	vrnic_cmdq_complete(dev);
+	vrnic_eth_watchdog(dev);
 
 	schedule_delayed_work(&dev->watchdog,
 			      msecs_to_jiffies(VRNIC_WATCHDOG_MS));
@@ -357,6 +358,11 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_DELAYED_WORK(&dev->watchdog, vrnic_watchdog);
 	for (i = 0; i < VRNIC_CNT_MAX; i++)
 		atomic64_set(&dev->counters[i], 0);
+	dev->wq = alloc_ordered_workqueue("vrnic-%s", 0, pci_name(pdev));
+	if (!dev->wq) {
+		err = -ENOMEM;
+		goto err_dealloc;
+	}
 
 	dev->bar0 = pci_iomap(pdev, VRNIC_BAR_IVSHMEM, 0);
 	dev->bar2 = pci_iomap(pdev, VRNIC_BAR_SHM, 0);
@@ -459,6 +465,8 @@ err_unmap:
 		pci_iounmap(pdev, dev->bar2);
 	if (dev->bar0)
 		pci_iounmap(pdev, dev->bar0);
+	destroy_workqueue(dev->wq);
+err_dealloc:
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
 	ib_dealloc_device(&dev->ibdev);
@@ -478,6 +486,7 @@ static void vrnic_remove(struct pci_dev *pdev)
 	vrnic_eth_unregister(dev);
 	vrnic_ceqs_destroy(dev);
 	cancel_delayed_work_sync(&dev->watchdog);
+	destroy_workqueue(dev->wq);
 
 	/* After the reset the device touches no guest memory any more. */
 	if (!test_bit(VRNIC_FLAG_DEAD, &dev->flags) && vrnic_reset(dev))

@@ -304,6 +304,15 @@ static int vrnic_eth_poll(struct napi_struct *napi, int budget)
 	return done;
 }
 
+/* Once a second: reclaim and refill even if an interrupt was lost. */
+void vrnic_eth_watchdog(struct vrnic_dev *dev)
+{
+	struct vrnic_eth *eth = dev->eth;
+
+	if (eth && eth->registered && netif_running(eth->netdev))
+		napi_schedule(&eth->napi);
+}
+
 /* Vector 1. Hard interrupt context. */
 void vrnic_eth_irq(struct vrnic_dev *dev)
 {

@@ -506,8 +506,20 @@ int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	return vrnic_cmd_destroy(to_vdev(ibpd->device), VRNIC_CMD_DESTROY_PD,
-				 to_vpd(ibpd)->pdn);
+	struct vrnic_dev *dev = to_vdev(ibpd->device);
+
+	/* AHs of this PD destroyed from atomic context go first. */
+	flush_workqueue(dev->wq);
+	return vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_PD, to_vpd(ibpd)->pdn);
+}
+
+static void vrnic_ah_destroy_work(struct work_struct *work)
+{
+	struct vrnic_ah_destroy *d = container_of(work, struct vrnic_ah_destroy,
+						  work);
+
+	vrnic_cmd_destroy(d->dev, VRNIC_CMD_DESTROY_AH, d->handle);
+	kfree(d);
 }
 
 /* Only for UD, which the 1.0 device does not have (max_ah = 0). */
@@ -520,6 +532,7 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct vrnic_cmd_create_ah req = {};
 	const struct ib_global_route *grh;
 	u16 vlan_id = VRNIC_VLAN_NONE;
+	struct vrnic_ah_destroy *d;
 	int err;
 
 	if (!dev->caps.max_ah)
@@ -545,18 +558,37 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	req.av.sl = rdma_ah_get_sl(ah_attr);
 	ether_addr_copy(req.av.dmac, ah_attr->roce.dmac);
 	req.av.vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	/* Allocated now: destroy_ah may come from atomic context. */
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_AH, &req, sizeof(req),
 			     &resp, sizeof(resp));
-	if (err)
+	if (err) {
+		kfree(d);
 		return err;
-	to_vah(ibah)->handle = resp.ah;
+	}
+	INIT_WORK(&d->work, vrnic_ah_destroy_work);
+	d->dev = dev;
+	d->handle = resp.ah;
+	to_vah(ibah)->deferred = d;
 	return 0;
 }
 
 int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
-	return vrnic_cmd_destroy(to_vdev(ibah->device), VRNIC_CMD_DESTROY_AH,
-				 to_vah(ibah)->handle);
+	struct vrnic_ah_destroy *d = to_vah(ibah)->deferred;
+	int err;
+
+	if (!(flags & RDMA_DESTROY_AH_SLEEPABLE)) {
+		/* Atomic context: the command must wait for a worker. */
+		queue_work(d->dev->wq, &d->work);
+		return 0;
+	}
+	err = vrnic_cmd_destroy(d->dev, VRNIC_CMD_DESTROY_AH, d->handle);
+	if (!err)
+		kfree(d);
+	return err;
 }
 
 /* ------------------------------------------------------------------ */

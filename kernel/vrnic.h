@@ -173,6 +173,7 @@ struct vrnic_dev {
 	struct xarray qp_xa;
 	struct xarray cq_xa;
 
+	struct workqueue_struct *wq;	/* deferred AH destroys */
 	struct delayed_work watchdog;
 	u64 last_heartbeat;
 	unsigned long heartbeat_stamp;	/* jiffies of the last change */
@@ -346,9 +347,15 @@ static inline struct vrnic_qp *to_vqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct vrnic_qp, ibqp);
 }
 
+struct vrnic_ah_destroy {
+	struct work_struct work;
+	struct vrnic_dev *dev;
+	u32 handle;
+};
+
 struct vrnic_ah {
 	struct ib_ah ibah;
-	u32 handle;
+	struct vrnic_ah_destroy *deferred;	/* the device AH */
 };
 
 static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
@@ -389,6 +396,7 @@ int vrnic_eth_register(struct vrnic_dev *dev);
 void vrnic_eth_unregister(struct vrnic_dev *dev);
 void vrnic_eth_irq(struct vrnic_dev *dev);
 void vrnic_eth_link_update(struct vrnic_dev *dev);
+void vrnic_eth_watchdog(struct vrnic_dev *dev);
 
 /* uapi.c */
 extern const struct uapi_definition vrnic_uapi_defs[];
