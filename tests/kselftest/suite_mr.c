@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions:
+ * - pinning is accounted to the process: ibv_reg_mr raises VmPin by the
+ *   pages the range touches (twice for two MRs on the same pages), dereg
+ *   lowers it again, and the pinned pages carry data both ways;
+ * - RLIMIT_MEMLOCK is enforced for a process without CAP_IPC_LOCK: a
+ *   registration past the limit fails with ENOMEM and leaves no MR and no
+ *   pinned page behind, while one up to the limit works;
+ * - access rights are enforced by the device: a remote WRITE, READ or
+ *   atomic on an MR (or through a QP) without the matching right, an rkey
+ *   of another PD, and a READ into a local MR without LOCAL_WRITE complete
+ *   in error and move no byte; the same request with the right succeeds.
+ */
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+#include "suite_util.h"
+#include "kselftest_harness.h"
+
+#define KB(pages) ((long)(pages) * 4)
+
+/* One RDMA op on a connected pair; the completion's status (or -1). */
+static int rdma_op(struct su_pair *p, enum ibv_wr_opcode op, void *laddr,
+		   uint32_t len, uint32_t lkey, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge s = { (uintptr_t)laddr, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 42, .sg_list = &s, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 1;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	if (ibv_post_send(p->qp[0], &wr, &bad))
+		return -1;
+	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 || wc.wr_id != 42)
+		return -1;
+	return wc.status;
+}
+
+TEST(vmpin_follows_reg_and_dereg)
+{
+	struct ibv_mr *big, *odd, *twice[2];
+	struct su_pair p;
+	long base, kb;
+	uint8_t *mem;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	base = su_vmpin_kb(0);
+	ASSERT_LE(KB(256), base);	/* the pair's own 1 MiB MR */
+
+	mem = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+
+	/* 2 MiB, page aligned: 512 pages. */
+	big = ibv_reg_mr(p.pd, mem, 2 << 20, SU_MR_ALL);
+	ASSERT_NE(NULL, big);
+	EXPECT_EQ(base + KB(512), su_vmpin_kb(0));
+
+	/* Two bytes across a page boundary pin both pages. */
+	odd = ibv_reg_mr(p.pd, mem + (3 << 20) - 1, 2, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(NULL, odd);
+	EXPECT_EQ(base + KB(514), su_vmpin_kb(0));
+
+	/* Two MRs on the same 16 pages are accounted twice. */
+	twice[0] = ibv_reg_mr(p.pd, mem + (3 << 20) + 8192, 65536,
+			      IBV_ACCESS_LOCAL_WRITE);
+	twice[1] = ibv_reg_mr(p.pd, mem + (3 << 20) + 8192, 65536,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, twice[0]);
+	ASSERT_NE(NULL, twice[1]);
+	EXPECT_EQ(base + KB(514 + 32), su_vmpin_kb(0));
+
+	/* The pinned pages carry data: WRITE into big, READ back via twice. */
+	su_fill(p.buf, 65536, 5);
+	EXPECT_EQ(IBV_WC_SUCCESS,
+		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 65536, p.mr->lkey,
+			  (uintptr_t)mem + 4096, big->rkey));
+	EXPECT_EQ(-1, su_check(mem + 4096, 65536, 5));
+	su_fill(mem + (3 << 20) + 8192, 65536, 6);
+	memset(p.buf + 65536, 0, 65536);
+	EXPECT_EQ(IBV_WC_SUCCESS,
+		  rdma_op(&p, IBV_WR_RDMA_READ, p.buf + 65536, 65536,
+			  p.mr->lkey, (uintptr_t)mem + (3 << 20) + 8192,
+			  twice[1]->rkey));
+	EXPECT_EQ(-1, su_check(p.buf + 65536, 65536, 6));
+
+	/* Each dereg gives back exactly its pages. */
+	ASSERT_EQ(0, ibv_dereg_mr(twice[0]));
+	EXPECT_EQ(base + KB(514 + 16), su_vmpin_kb(0));
+	ASSERT_EQ(0, ibv_dereg_mr(twice[1]));
+	EXPECT_EQ(base + KB(514), su_vmpin_kb(0));
+	ASSERT_EQ(0, ibv_dereg_mr(big));
+	EXPECT_EQ(base + KB(2), su_vmpin_kb(0));
+	ASSERT_EQ(0, ibv_dereg_mr(odd));
+	EXPECT_EQ(base, su_vmpin_kb(0));
+	munmap(mem, 4 << 20);
+
+	su_pair_close(&p);
+	kb = su_vmpin_kb(0);
+	EXPECT_EQ(0, kb);
+}
+
+/* ------------------------------------------------------------------ */
+/* RLIMIT_MEMLOCK without CAP_IPC_LOCK                                 */
+/* ------------------------------------------------------------------ */
+
+static int drop_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].permitted &= ~(1u << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].inheritable &= ~(1u << (CAP_IPC_LOCK % 32));
+	if (syscall(SYS_capset, &h, d))
+		return -1;
+	return prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0);
+}
+
+static int have_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	return !!(d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32)));
+}
+
+#define LIMIT_PAGES 128		/* RLIMIT_MEMLOCK beyond the pair's MR */
+
+static void memlock_child(void)
+{
+	struct su_opts o = { .buf_size = 64 << 10 };	/* 16 pages */
+	struct ibv_mr *a, *b, *c;
+	struct su_res r0, r1;
+	struct rlimit rl;
+	struct su_pair p;
+	uint8_t *mem;
+	long base;
+
+	CHILD_CHECK(su_pair_open(&p, &o) == 0);
+	base = su_vmpin_kb(0);
+	CHILD_CHECK(base == KB(16));
+	mem = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	CHILD_CHECK(mem != MAP_FAILED);
+
+	rl.rlim_cur = rl.rlim_max = (16 + LIMIT_PAGES) * 4096;
+	CHILD_CHECK(!setrlimit(RLIMIT_MEMLOCK, &rl));
+
+	/* Root with CAP_IPC_LOCK is not bound by the limit ... */
+	CHILD_CHECK(have_cap_ipc_lock() == 1);
+	a = ibv_reg_mr(p.pd, mem, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
+	CHILD_CHECK(a);
+	CHILD_CHECK(su_vmpin_kb(0) == base + KB(256));
+	CHILD_CHECK(!ibv_dereg_mr(a));
+	CHILD_CHECK(su_vmpin_kb(0) == base);
+
+	/* ... without it, it is. */
+	CHILD_CHECK(!drop_cap_ipc_lock());
+	CHILD_CHECK(have_cap_ipc_lock() == 0);
+
+	a = ibv_reg_mr(p.pd, mem, LIMIT_PAGES / 2 * 4096, SU_MR_ALL);
+	CHILD_CHECK(a);
+	CHILD_CHECK(!su_res_get(&r0));
+	CHILD_CHECK(su_vmpin_kb(0) == base + KB(LIMIT_PAGES / 2));
+	/* One page more than is left: refused, nothing pinned or created. */
+	errno = 0;
+	b = ibv_reg_mr(p.pd, mem + (1 << 20), (LIMIT_PAGES / 2 + 1) * 4096,
+		       IBV_ACCESS_LOCAL_WRITE);
+	CHILD_CHECK(!b);
+	CHILD_CHECK(errno == ENOMEM);
+	CHILD_CHECK(su_vmpin_kb(0) == base + KB(LIMIT_PAGES / 2));
+	CHILD_CHECK(!su_res_get(&r1));
+	CHILD_CHECK(su_res_equal(&r0, &r1));
+	/* Exactly what is left fits. */
+	b = ibv_reg_mr(p.pd, mem + (1 << 20), LIMIT_PAGES / 2 * 4096,
+		       IBV_ACCESS_LOCAL_WRITE);
+	CHILD_CHECK(b);
+	CHILD_CHECK(su_vmpin_kb(0) == base + KB(LIMIT_PAGES));
+	/* Now even one page is too much. */
+	errno = 0;
+	c = ibv_reg_mr(p.pd, mem + (2 << 20), 1, IBV_ACCESS_LOCAL_WRITE);
+	CHILD_CHECK(!c && errno == ENOMEM);
+
+	/* The MR inside the limit works: bytes in and out. */
+	su_fill(p.buf, 32768, 9);
+	CHILD_CHECK(rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 32768, p.mr->lkey,
+			    (uintptr_t)mem + 4096, a->rkey) == IBV_WC_SUCCESS);
+	CHILD_CHECK(su_check(mem + 4096, 32768, 9) == -1);
+
+	/* Freeing gives the room back. */
+	CHILD_CHECK(!ibv_dereg_mr(b));
+	CHILD_CHECK(!ibv_dereg_mr(a));
+	CHILD_CHECK(su_vmpin_kb(0) == base);
+	a = ibv_reg_mr(p.pd, mem, LIMIT_PAGES * 4096, IBV_ACCESS_LOCAL_WRITE);
+	CHILD_CHECK(a);
+	CHILD_CHECK(!ibv_dereg_mr(a));
+	su_pair_close(&p);
+	CHILD_CHECK(su_vmpin_kb(0) == 0);
+	_exit(0);
+}
+
+TEST(memlock_limit_without_cap_ipc_lock)
+{
+	struct su_res before, after;
+	pid_t pid;
+	int st;
+
+	ASSERT_EQ(0, su_res_get(&before));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		memlock_child();
+	st = su_wait_child(pid, 25000);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child status %#x", st);
+	EXPECT_EQ(0, su_res_wait(&before, &after, 5000));
+}
+
+/* ------------------------------------------------------------------ */
+/* Access rights                                                       */
+/* ------------------------------------------------------------------ */
+
+FIXTURE(access) {
+	struct su_pair p;
+	struct ibv_pd *pd2;
+	struct ibv_mr *tmr;	/* the target MR */
+	uint8_t *tbuf;
+};
+
+FIXTURE_VARIANT(access) {
+	enum ibv_wr_opcode op;
+	int mr_access;		/* target MR (remote) or local MR (READ dst) */
+	int qp_access;		/* responder QP, 0: all */
+	int other_pd;		/* target MR in another PD */
+	int local;		/* the restricted MR is the local one */
+	enum ibv_wc_status want;
+};
+
+#define ALL_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		    IBV_ACCESS_REMOTE_ATOMIC)
+
+FIXTURE_VARIANT_ADD(access, write_allowed) {
+	.op = IBV_WR_RDMA_WRITE, .mr_access = IBV_ACCESS_LOCAL_WRITE |
+	IBV_ACCESS_REMOTE_WRITE, .want = IBV_WC_SUCCESS,
+};
+
+FIXTURE_VARIANT_ADD(access, write_without_remote_write) {
+	.op = IBV_WR_RDMA_WRITE, .mr_access = IBV_ACCESS_LOCAL_WRITE |
+	IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	.want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_VARIANT_ADD(access, write_qp_without_remote_write) {
+	.op = IBV_WR_RDMA_WRITE, .mr_access = SU_MR_ALL,
+	.qp_access = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	.want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_VARIANT_ADD(access, write_rkey_of_other_pd) {
+	.op = IBV_WR_RDMA_WRITE, .mr_access = SU_MR_ALL, .other_pd = 1,
+	.want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_VARIANT_ADD(access, read_allowed) {
+	.op = IBV_WR_RDMA_READ, .mr_access = IBV_ACCESS_REMOTE_READ,
+	.want = IBV_WC_SUCCESS,
+};
+
+FIXTURE_VARIANT_ADD(access, read_without_remote_read) {
+	.op = IBV_WR_RDMA_READ, .mr_access = IBV_ACCESS_LOCAL_WRITE |
+	IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+	.want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_VARIANT_ADD(access, read_qp_without_remote_read) {
+	.op = IBV_WR_RDMA_READ, .mr_access = SU_MR_ALL,
+	.qp_access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+	.want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_VARIANT_ADD(access, read_into_mr_without_local_write) {
+	.op = IBV_WR_RDMA_READ, .mr_access = IBV_ACCESS_REMOTE_READ,
+	.local = 1, .want = IBV_WC_LOC_PROT_ERR,
+};
+
+FIXTURE_VARIANT_ADD(access, atomic_allowed) {
+	.op = IBV_WR_ATOMIC_FETCH_AND_ADD, .mr_access = IBV_ACCESS_LOCAL_WRITE |
+	IBV_ACCESS_REMOTE_ATOMIC, .want = IBV_WC_SUCCESS,
+};
+
+FIXTURE_VARIANT_ADD(access, atomic_without_remote_atomic) {
+	.op = IBV_WR_ATOMIC_FETCH_AND_ADD, .mr_access = IBV_ACCESS_LOCAL_WRITE |
+	IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	.want = IBV_WC_REM_ACCESS_ERR,
+};
+
+FIXTURE_SETUP(access)
+{
+	struct su_opts o = { .qp_access = variant->qp_access };
+	struct ibv_pd *pd;
+	int err;
+
+	err = su_pair_open(&self->p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	self->tbuf = aligned_alloc(4096, 65536);
+	ASSERT_NE(NULL, self->tbuf);
+	pd = self->p.pd;
+	if (variant->other_pd) {
+		self->pd2 = ibv_alloc_pd(self->p.ctx);
+		ASSERT_NE(NULL, self->pd2);
+		pd = self->pd2;
+	}
+	self->tmr = ibv_reg_mr(pd, self->tbuf, 65536, variant->mr_access);
+	ASSERT_NE(NULL, self->tmr) TH_LOG("reg_mr %#x: %s", variant->mr_access,
+					   strerror(errno));
+}
+
+FIXTURE_TEARDOWN(access)
+{
+	if (self->tmr)
+		ibv_dereg_mr(self->tmr);
+	if (self->pd2)
+		ibv_dealloc_pd(self->pd2);
+	free(self->tbuf);
+	su_pair_close(&self->p);
+}
+
+TEST_F(access, enforced)
+{
+	struct su_pair *p = &self->p;
+	uint8_t *local = p->buf, *remote = p->buf + 262144;
+	uint32_t lkey = p->mr->lkey, rkey = p->mr->rkey;
+	uint32_t len = variant->op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 16384;
+	int ok = variant->want == IBV_WC_SUCCESS, status;
+	uint64_t before;
+
+	/* The MR under test is the remote target, or the local buffer. */
+	if (variant->local) {
+		local = self->tbuf;
+		lkey = self->tmr->lkey;
+	} else {
+		remote = self->tbuf;
+		rkey = self->tmr->rkey;
+	}
+	su_fill(local, len, 1);
+	su_fill(remote, len, 2);
+	memcpy(&before, remote, 8);
+
+	status = rdma_op(p, variant->op, local, len, lkey, (uintptr_t)remote,
+			 rkey);
+	ASSERT_EQ(variant->want, status) TH_LOG("got %s",
+		status < 0 ? "no completion" : ibv_wc_status_str(status));
+
+	switch (variant->op) {
+	case IBV_WR_RDMA_WRITE:
+		/* The target holds the new bytes, or still its old ones. */
+		EXPECT_EQ(-1, su_check(remote, len, ok ? 1 : 2));
+		break;
+	case IBV_WR_RDMA_READ:
+		EXPECT_EQ(-1, su_check(local, len, ok ? 2 : 1));
+		EXPECT_EQ(-1, su_check(remote, len, 2));
+		break;
+	default:
+		if (ok) {
+			uint64_t after = before + 1;
+
+			EXPECT_EQ(0, memcmp(local, &before, 8));
+			EXPECT_EQ(0, memcmp(remote, &after, 8));
+		} else {
+			EXPECT_EQ(-1, su_check(local, len, 1));
+			EXPECT_EQ(-1, su_check(remote, len, 2));
+		}
+		break;
+	}
+
+	if (ok) {
+		EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
+		EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
+		return;
+	}
+	/* The requester is in ERR; a remote violation also stops the
+	 * responder with an access-error event.
+	 */
+	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p->qp[0]));
+	if (variant->want == IBV_WC_REM_ACCESS_ERR) {
+		EXPECT_TRUE(su_wait_async(p->ctx, IBV_EVENT_QP_ACCESS_ERR,
+					  p->qp[1], SU_TIMEOUT_MS));
+		EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p->qp[1]));
+	} else {
+		EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
+	}
+}
+
+TEST_HARNESS_MAIN
