@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Completion queues and their events:
+ * - solicited-only arming: an RDMA WRITE_WITH_IMM without SOLICITED does
+ *   not wake the responder's CQ, one with SOLICITED does; a send CQE never
+ *   counts as solicited; an error (flush) completion wakes a CQ armed for
+ *   solicited events; a NEXT request after a SOLICITED one is honoured and
+ *   both are used up by one event;
+ * - the completion channel fd in epoll next to a socket: each wakes epoll
+ *   for itself, two CQs on one channel report themselves, a non-blocking
+ *   channel says EAGAIN when empty;
+ * - CQ overflow: more completions than the CQ holds raise IBV_EVENT_CQ_ERR
+ *   for that CQ and IBV_EVENT_QP_FATAL for the QP, the completions that
+ *   fitted are intact, and other CQs of the context keep working.
+ */
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "suite_util.h"
+#include "kselftest_harness.h"
+
+/* Wait for one event on @ch; the CQ it names, or NULL after @ms. */
+static struct ibv_cq *cq_event(struct ibv_comp_channel *ch, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (poll(&pfd, 1, ms) != 1)
+		return NULL;
+	if (ibv_get_cq_event(ch, &cq, &ctx))
+		return NULL;
+	ibv_ack_cq_events(cq, 1);
+	return cq;
+}
+
+static int write_imm(struct su_pair *p, uint64_t wr_id, size_t src,
+		     size_t dst, uint32_t len, uint32_t imm, int solicited)
+{
+	struct ibv_sge s = su_sge(p, src, len);
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED |
+			      (solicited ? IBV_SEND_SOLICITED : 0),
+		.imm_data = htonl(imm),
+		.wr.rdma = { .remote_addr = su_addr(p, dst),
+			     .rkey = p->mr->rkey },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(p->qp[0], &wr, &bad);
+}
+
+FIXTURE(chan) {
+	struct su_pair p;
+};
+
+FIXTURE_SETUP(chan)
+{
+	struct su_opts o = { .channel = 1, .cqe = 64 };
+	int err = su_pair_open(&self->p, &o);
+
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	fcntl(self->p.ch->fd, F_SETFL,
+	      fcntl(self->p.ch->fd, F_GETFL) | O_NONBLOCK);
+}
+
+FIXTURE_TEARDOWN(chan)
+{
+	su_pair_close(&self->p);
+}
+
+TEST_F(chan, solicited_only_write_with_imm)
+{
+	struct su_pair *p = &self->p;
+	struct ibv_sge r = su_sge(p, 900000, 16);
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 1, &r, 1));
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 2, &r, 1));
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
+
+	/* Not solicited: the data lands, the CQE comes, no event. */
+	su_fill(p->buf, 8192, 1);
+	ASSERT_EQ(0, write_imm(p, 10, 0, 262144, 8192, 0x1111, 0));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(htonl(0x1111), wc.imm_data);
+	EXPECT_EQ(8192, wc.byte_len);
+	EXPECT_EQ(-1, su_check(p->buf + 262144, 8192, 1));
+	EXPECT_EQ(NULL, cq_event(p->ch, 300));
+
+	/* Solicited: it wakes us. */
+	su_fill(p->buf + 8192, 4096, 2);
+	ASSERT_EQ(0, write_imm(p, 11, 8192, 300000, 4096, 0x2222, 1));
+	EXPECT_EQ(p->cq[1], cq_event(p->ch, SU_TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(htonl(0x2222), wc.imm_data);
+	EXPECT_EQ(-1, su_check(p->buf + 300000, 4096, 2));
+	/* Nothing else: the requester's CQ was never armed. */
+	EXPECT_EQ(NULL, cq_event(p->ch, 200));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(10, wc.wr_id);
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(11, wc.wr_id);
+}
+
+TEST_F(chan, send_cqe_is_never_solicited)
+{
+	struct su_pair *p = &self->p;
+	struct ibv_sge s = su_sge(p, 0, 64), r = su_sge(p, 500000, 64);
+	struct ibv_wc wc;
+
+	/* The requester's CQ armed for solicited events only. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 1));
+	su_fill(p->buf, 64, 3);
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 1, &r, 1));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 2, &s, 1,
+				  IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 0, 0));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(-1, su_check(p->buf + 500000, 64, 3));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+	EXPECT_EQ(NULL, cq_event(p->ch, 300));
+}
+
+TEST_F(chan, error_completion_wakes_solicited_arm)
+{
+	struct su_pair *p = &self->p;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_sge r = su_sge(p, 500000, 64);
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 31, &r, 1));
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 32, &r, 1));
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
+	EXPECT_EQ(NULL, cq_event(p->ch, 200));
+	ASSERT_EQ(0, ibv_modify_qp(p->qp[1], &a, IBV_QP_STATE));
+	EXPECT_EQ(p->cq[1], cq_event(p->ch, SU_TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(31, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(32, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+}
+
+TEST_F(chan, next_after_solicited_one_event_for_both)
+{
+	struct su_pair *p = &self->p;
+	struct ibv_sge r = su_sge(p, 600000, 64);
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, su_post_recv(p->qp[1], 40 + i, &r, 1));
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 0));
+	/* Not solicited, but NEXT was requested too. */
+	su_fill(p->buf, 4096, 4);
+	ASSERT_EQ(0, write_imm(p, 1, 0, 131072, 4096, 1, 0));
+	EXPECT_EQ(p->cq[1], cq_event(p->ch, SU_TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(40, wc.wr_id);
+	EXPECT_EQ(-1, su_check(p->buf + 131072, 4096, 4));
+	/* That event used up both requests: a solicited one now is silent. */
+	ASSERT_EQ(0, write_imm(p, 2, 0, 131072, 4096, 2, 1));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(41, wc.wr_id);
+	EXPECT_EQ(NULL, cq_event(p->ch, 300));
+	/* Re-armed, it wakes again. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
+	ASSERT_EQ(0, write_imm(p, 3, 0, 131072, 4096, 3, 1));
+	EXPECT_EQ(p->cq[1], cq_event(p->ch, SU_TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(42, wc.wr_id);
+	while (su_poll(p->cq[0], &wc, 100))
+		;
+}
+
+/* ------------------------------------------------------------------ */
+/* epoll                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Collect the fds epoll reports within @ms; a bitmask: 1 chan, 2 sock. */
+static int epoll_ready(int ep, int chfd, int sockfd, int ms)
+{
+	struct epoll_event ev[4];
+	int n, i, mask = 0;
+
+	n = epoll_wait(ep, ev, 4, ms);
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.fd == chfd)
+			mask |= 1;
+		else if (ev[i].data.fd == sockfd)
+			mask |= 2;
+		else
+			mask |= 4;
+	}
+	return mask;
+}
+
+TEST_F(chan, epoll_with_a_socket)
+{
+	struct su_pair *p = &self->p;
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct ibv_sge s = su_sge(p, 0, 2048), r = su_sge(p, 700000, 2048);
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	int sv[2], ep, mask, seen;
+	long end;
+	void *ctx;
+	char c;
+
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ev.data.fd = p->ch->fd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, p->ch->fd, &ev));
+	ev.data.fd = sv[0];
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, sv[0], &ev));
+
+	/* Quiet: nothing, and the non-blocking channel says EAGAIN. */
+	EXPECT_EQ(0, epoll_ready(ep, p->ch->fd, sv[0], 200));
+	EXPECT_EQ(-1, ibv_get_cq_event(p->ch, &cq, &ctx));
+	EXPECT_EQ(EAGAIN, errno);
+
+	/* The socket alone. */
+	ASSERT_EQ(1, write(sv[1], "x", 1));
+	EXPECT_EQ(2, epoll_ready(ep, p->ch->fd, sv[0], SU_TIMEOUT_MS));
+	ASSERT_EQ(1, read(sv[0], &c, 1));
+
+	/* The channel alone: an armed CQ gets a receive completion. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 0));
+	su_fill(p->buf, 2048, 5);
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 1, &r, 1));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 2, &s, 1, 0, 0, 0));
+	EXPECT_EQ(1, epoll_ready(ep, p->ch->fd, sv[0], SU_TIMEOUT_MS));
+	ASSERT_EQ(0, ibv_get_cq_event(p->ch, &cq, &ctx));
+	EXPECT_EQ(p->cq[1], cq);
+	ibv_ack_cq_events(cq, 1);
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(2048, wc.byte_len);
+	EXPECT_EQ(-1, su_check(p->buf + 700000, 2048, 5));
+	/* Level-triggered and drained: quiet again. */
+	EXPECT_EQ(0, epoll_ready(ep, p->ch->fd, sv[0], 200));
+
+	/* Both CQs armed, both complete, and the socket: all three show. */
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 0));
+	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 0));
+	su_fill(p->buf, 2048, 6);
+	ASSERT_EQ(0, su_post_recv(p->qp[1], 3, &r, 1));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 4, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, write(sv[1], "y", 1));
+	seen = 0;
+	mask = 0;
+	for (end = su_now_ms() + SU_TIMEOUT_MS; seen != 3 && su_now_ms() < end;) {
+		int m = epoll_ready(ep, p->ch->fd, sv[0], 100);
+
+		mask |= m;
+		if (m & 2) {
+			ASSERT_EQ(1, read(sv[0], &c, 1));
+		}
+		if (m & 1) {
+			while (!ibv_get_cq_event(p->ch, &cq, &ctx)) {
+				seen |= cq == p->cq[0] ? 1 : cq == p->cq[1] ? 2 : 4;
+				ibv_ack_cq_events(cq, 1);
+			}
+		}
+	}
+	EXPECT_EQ(3, mask);
+	EXPECT_EQ(3, seen);
+	EXPECT_EQ('y', c);
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(3, wc.wr_id);
+	EXPECT_EQ(-1, su_check(p->buf + 700000, 2048, 6));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(4, wc.wr_id);
+	close(ep);
+	close(sv[0]);
+	close(sv[1]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Overflow                                                            */
+/* ------------------------------------------------------------------ */
+
+TEST(cq_overflow_raises_cq_err)
+{
+	struct su_opts o = { .cqe = 2 };
+	struct ibv_async_event ev;
+	struct ibv_qp *x[2];
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	int depth, i, err, cq_err = 0, qp_fatal = 0, other = 0;
+	long end;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	depth = p.cq[0]->cqe;
+	ASSERT_LE(2, depth);
+	ASSERT_GE(16, depth);
+
+	/* depth + 2 signaled WRITEs, never polled. */
+	for (i = 0; i < depth + 2; i++) {
+		su_fill(p.buf + i * 4096, 4096, 50 + i);
+		s = su_sge(&p, i * 4096, 4096);
+		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 100 + i,
+					  &s, 1, IBV_SEND_SIGNALED,
+					  su_addr(&p, 524288 + i * 4096),
+					  p.mr->rkey));
+	}
+
+	fcntl(p.ctx->async_fd, F_SETFL,
+	      fcntl(p.ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	for (end = su_now_ms() + SU_TIMEOUT_MS;
+	     !(cq_err && qp_fatal) && su_now_ms() < end;) {
+		struct pollfd pfd = { .fd = p.ctx->async_fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		while (!ibv_get_async_event(p.ctx, &ev)) {
+			if (ev.event_type == IBV_EVENT_CQ_ERR &&
+			    ev.element.cq == p.cq[0])
+				cq_err++;
+			else if (ev.event_type == IBV_EVENT_QP_FATAL &&
+				 ev.element.qp == p.qp[0])
+				qp_fatal++;
+			else
+				other++;
+			ibv_ack_async_event(&ev);
+		}
+	}
+	EXPECT_EQ(1, cq_err);
+	EXPECT_EQ(1, qp_fatal);
+	EXPECT_EQ(0, other);
+	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p.qp[0]));
+
+	/* What fitted is intact, in order, and its bytes arrived. */
+	for (i = 0; i < depth; i++) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+		EXPECT_EQ(100 + i, wc.wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(-1, su_check(p.buf + 524288 + i * 4096, 4096, 50 + i));
+	}
+	/* The CQ in error takes no more completions. */
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 300));
+
+	/* The context's other CQ still works, for new QPs. */
+	x[0] = su_create_qp(&p, p.pd, p.cq[1], p.cq[1]);
+	x[1] = su_create_qp(&p, p.pd, p.cq[1], p.cq[1]);
+	ASSERT_NE(NULL, x[0]);
+	ASSERT_NE(NULL, x[1]);
+	ASSERT_EQ(0, su_connect(&p, x[0], x[1]));
+	su_fill(p.buf, 65536, 99);
+	s = su_sge(&p, 0, 65536);
+	ASSERT_EQ(0, su_post_send(x[0], IBV_WR_RDMA_WRITE, 7, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 655360),
+				  p.mr->rkey));
+	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(7, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 655360, 65536, 99));
+	EXPECT_EQ(0, ibv_destroy_qp(x[0]));
+	EXPECT_EQ(0, ibv_destroy_qp(x[1]));
+	su_pair_close(&p);
+}
+
+TEST_HARNESS_MAIN
