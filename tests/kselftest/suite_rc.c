@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RC data path at its limits, every byte checked:
+ * - the device's maximum SGE count on SEND/RECV (with a zero-length SGE),
+ *   RDMA WRITE gather and RDMA READ scatter;
+ * - queue wrap-around over thousands of WQEs on small queues: SENDs of
+ *   varying length received in order, and mostly unsignalled RDMA WRITEs
+ *   that still retire their SQ slots and produce exactly the CQEs asked
+ *   for (and sq_sig_all signalling every WQE);
+ * - RNR: a SEND with no receive waits and completes once one is posted,
+ *   and with a small rnr_retry completes with IBV_WC_RNR_RETRY_EXC_ERR
+ *   after the retries;
+ * - an error flushes everything after it with IBV_WC_WR_FLUSH_ERR,
+ *   signalled or not, send and receive queue, and later posts too; no
+ *   byte of a flushed WQE moves.
+ */
+#include <arpa/inet.h>
+
+#include "suite_util.h"
+#include "kselftest_harness.h"
+
+static int device_max_sge(struct ibv_context *ctx)
+{
+	struct ibv_device_attr a;
+
+	return ibv_query_device(ctx, &a) ? -1 : a.max_sge;
+}
+
+/* @n SGEs over [off, off + total) with lengths from @lens (cycled). */
+static uint32_t make_sges(struct su_pair *p, struct ibv_sge *s, int n,
+			  size_t off, const uint32_t *lens, int nlens,
+			  size_t gap)
+{
+	uint32_t total = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		s[i] = su_sge(p, off, lens[i % nlens]);
+		off += lens[i % nlens] + gap;
+		total += lens[i % nlens];
+	}
+	return total;
+}
+
+/* Gather the bytes of @s into @out. */
+static void gather(const struct ibv_sge *s, int n, uint8_t *out)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(out, (void *)(uintptr_t)s[i].addr, s[i].length);
+		out += s[i].length;
+	}
+}
+
+TEST(max_sges)
+{
+	static const uint32_t slens[] = { 1, 700, 0, 4096, 33, 2000, 8, 1500 };
+	static const uint32_t rlens[] = { 3000, 5, 64, 1200, 999, 17, 4096 };
+	struct ibv_sge s[64], r[64];
+	uint8_t *expect, *got;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+	struct su_opts o;
+	struct su_pair p;
+	struct ibv_wc wc;
+	uint32_t stotal, rtotal, len;
+	int max, err, i;
+
+	{
+		struct ibv_context *ctx = su_open();
+
+		ASSERT_NE(NULL, ctx);
+		max = device_max_sge(ctx);
+		ibv_close_device(ctx);
+	}
+	ASSERT_LE(2, max);
+	ASSERT_GE(64, max);
+	memset(&o, 0, sizeof(o));
+	o.send_sge = max;
+	o.recv_sge = max;
+	o.buf_size = 4 << 20;
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	ASSERT_EQ(0, ibv_query_qp(p.qp[0], &qa, IBV_QP_CAP, &ia));
+	EXPECT_LE(max, ia.cap.max_send_sge);
+	EXPECT_LE(max, ia.cap.max_recv_sge);
+	expect = malloc(1 << 20);
+	got = malloc(1 << 20);
+	ASSERT_NE(NULL, expect);
+	ASSERT_NE(NULL, got);
+
+	/* SEND: max gather SGEs (one of length 0) into max scatter SGEs. */
+	su_fill(p.buf, 1 << 20, 1);
+	stotal = make_sges(&p, s, max, 0, slens, 8, 13);
+	rtotal = make_sges(&p, r, max, 2 << 20, rlens, 7, 29);
+	ASSERT_LE(stotal, rtotal);
+	memset(p.buf + (2 << 20), 0, 1 << 20);
+	ASSERT_EQ(0, su_post_recv(p.qp[1], 1, r, max));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 2, s, max,
+				  IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(stotal, wc.byte_len);
+	gather(s, max, expect);
+	gather(r, max, got);
+	EXPECT_EQ(0, memcmp(expect, got, stotal));
+	/* Past the message the receive buffers are untouched. */
+	EXPECT_EQ(-1, su_check_byte(got + stotal, rtotal - stotal, 0));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	/* RDMA WRITE: max gather SGEs to one contiguous remote range. */
+	su_fill(p.buf, 1 << 20, 2);
+	len = make_sges(&p, s, max, 4096, slens + 1, 7, 100);
+	memset(p.buf + (3 << 20), 0, len + 64);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, s, max,
+				  IBV_SEND_SIGNALED, su_addr(&p, 3 << 20),
+				  p.mr->rkey));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	gather(s, max, expect);
+	EXPECT_EQ(0, memcmp(expect, p.buf + (3 << 20), len));
+	EXPECT_EQ(-1, su_check_byte(p.buf + (3 << 20) + len, 64, 0));
+
+	/* RDMA READ: one remote range scattered into max local SGEs. */
+	su_fill(p.buf + (3 << 20), 1 << 20, 3);
+	len = make_sges(&p, r, max, 2 << 20, rlens, 7, 7);
+	memset(p.buf + (2 << 20), 0, 1 << 20);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_READ, 4, r, max,
+				  IBV_SEND_SIGNALED, su_addr(&p, 3 << 20),
+				  p.mr->rkey));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(len, wc.byte_len);
+	gather(r, max, got);
+	EXPECT_EQ(-1, su_check(got, len, 3));
+	/* The 7-byte gaps between the SGEs stayed zero. */
+	for (i = 0; i + 1 < max; i++)
+		EXPECT_EQ(-1, su_check_byte((void *)(uintptr_t)(r[i].addr +
+							       r[i].length),
+					    7, 0));
+
+	/* One SGE more than the device has: no such QP. */
+	p.o.send_sge = max + 1;
+	EXPECT_EQ(NULL, su_create_qp(&p, p.pd, p.cq[0], p.cq[0]));
+	p.o.send_sge = 1;
+	p.o.recv_sge = max + 1;
+	EXPECT_EQ(NULL, su_create_qp(&p, p.pd, p.cq[0], p.cq[0]));
+
+	free(expect);
+	free(got);
+	su_pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Wrap-around                                                         */
+/* ------------------------------------------------------------------ */
+
+#define N_SENDS 4000
+#define SLOT 4096
+#define SRC_SLOTS 64
+#define DST_SLOTS 32
+
+static uint32_t msg_len(uint32_t i)
+{
+	return 1 + (i * 2654435761u) % 3000;
+}
+
+TEST(send_recv_wrap_thousands)
+{
+	struct su_opts o = { .send_wr = 16, .recv_wr = 16, .cqe = 64 };
+	uint32_t sent = 0, completed = 0, rposted = 0, rdone = 0, sigs = 0;
+	size_t dst0 = SRC_SLOTS * SLOT;
+	struct su_pair p;
+	struct ibv_wc wc[8];
+	long end;
+	int err, n, i;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	ASSERT_EQ(16, p.cap.max_send_wr);
+
+	end = su_now_ms() + 50000;
+	while (rdone < N_SENDS) {
+		ASSERT_LT(su_now_ms(), end) TH_LOG("stuck: sent %u completed %u "
+						   "received %u", sent,
+						   completed, rdone);
+		/* Receives ahead, into slots no unverified message uses. */
+		while (rposted < N_SENDS && rposted - rdone < 14) {
+			struct ibv_sge r = su_sge(&p, dst0 + (rposted % DST_SLOTS)
+						  * SLOT, SLOT);
+
+			memset(p.buf + dst0 + (rposted % DST_SLOTS) * SLOT, 0,
+			       SLOT);
+			ASSERT_EQ(0, su_post_recv(p.qp[1], rposted, &r, 1));
+			rposted++;
+		}
+		/* Sends, each fourth signalled, at most 12 in flight. */
+		while (sent < N_SENDS && sent - completed < 12 && sent < rposted) {
+			size_t off = (sent % SRC_SLOTS) * SLOT;
+			struct ibv_sge s = su_sge(&p, off, msg_len(sent));
+			int sig = sent % 4 == 3 || sent == N_SENDS - 1;
+
+			su_fill(p.buf + off, msg_len(sent), sent);
+			ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, sent, &s,
+						  1, sig ? IBV_SEND_SIGNALED : 0,
+						  0, 0));
+			sent++;
+		}
+		n = ibv_poll_cq(p.cq[0], 8, wc);
+		ASSERT_LE(0, n);
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			ASSERT_TRUE(wc[i].wr_id % 4 == 3 ||
+				    wc[i].wr_id == N_SENDS - 1);
+			ASSERT_LE(completed, wc[i].wr_id);
+			completed = wc[i].wr_id + 1;
+			sigs++;
+		}
+		n = ibv_poll_cq(p.cq[1], 8, wc);
+		ASSERT_LE(0, n);
+		for (i = 0; i < n; i++) {
+			uint8_t *d = p.buf + dst0 + (rdone % DST_SLOTS) * SLOT;
+
+			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
+			ASSERT_EQ(rdone, wc[i].wr_id);
+			ASSERT_EQ(msg_len(rdone), wc[i].byte_len);
+			ASSERT_EQ(-1, su_check(d, msg_len(rdone), rdone))
+				TH_LOG("message %u", rdone);
+			ASSERT_EQ(-1, su_check_byte(d + msg_len(rdone),
+						    SLOT - msg_len(rdone), 0));
+			rdone++;
+		}
+	}
+	while (completed < N_SENDS && su_poll(p.cq[0], wc, SU_TIMEOUT_MS)) {
+		ASSERT_EQ(IBV_WC_SUCCESS, wc[0].status);
+		completed = wc[0].wr_id + 1;
+		sigs++;
+	}
+	EXPECT_EQ(N_SENDS, completed);
+	EXPECT_EQ(N_SENDS / 4, sigs);
+	EXPECT_EQ(0, su_poll(p.cq[0], wc, 100));
+	EXPECT_EQ(0, su_poll(p.cq[1], wc, 100));
+	su_pair_close(&p);
+}
+
+#define N_WRITES 5000
+
+TEST(unsignalled_writes_wrap_and_retire)
+{
+	struct su_opts o = { .send_wr = 32, .cqe = 16 };
+	uint32_t posted = 0, completed = 0, sigs = 0;
+	uint32_t last[DST_SLOTS];
+	size_t dst0 = 1 << 19;
+	struct su_pair p;
+	struct ibv_wc wc;
+	long end;
+	int err, i;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	ASSERT_EQ(32, p.cap.max_send_wr);
+
+	/* Sources are regenerated only once a later CQE retired them. */
+	end = su_now_ms() + 50000;
+	while (completed < N_WRITES) {
+		ASSERT_LT(su_now_ms(), end);
+		while (posted < N_WRITES && posted - completed < 30) {
+			size_t off = (posted % SRC_SLOTS) * 1024;
+			struct ibv_sge s = su_sge(&p, off, 1024);
+			int sig = posted % 16 == 15 || posted == N_WRITES - 1;
+			uint32_t slot = posted % DST_SLOTS;
+
+			su_fill(p.buf + off, 1024, posted);
+			ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE,
+						  posted, &s, 1,
+						  sig ? IBV_SEND_SIGNALED : 0,
+						  su_addr(&p, dst0 + slot * 1024),
+						  p.mr->rkey));
+			last[slot] = posted;
+			posted++;
+		}
+		if (!su_poll(p.cq[0], &wc, SU_TIMEOUT_MS))
+			break;
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+		ASSERT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+		/* Only the signalled ones complete, in order. */
+		ASSERT_TRUE(wc.wr_id % 16 == 15 || wc.wr_id == N_WRITES - 1)
+			TH_LOG("CQE for unsignalled WQE %lu", wc.wr_id);
+		ASSERT_LE(completed, wc.wr_id);
+		completed = wc.wr_id + 1;
+		sigs++;
+		/*
+		 * Everything up to it is done, and with at most 30 WQEs in
+		 * flight over 32 target slots its slot was not written since.
+		 */
+		ASSERT_EQ(wc.wr_id, last[wc.wr_id % DST_SLOTS]);
+		ASSERT_EQ(-1, su_check(p.buf + dst0 + (wc.wr_id % DST_SLOTS) *
+				       1024, 1024, wc.wr_id));
+	}
+	EXPECT_EQ(N_WRITES, completed);
+	EXPECT_EQ((N_WRITES + 15) / 16, sigs);
+	for (i = 0; i < DST_SLOTS; i++) {
+		uint32_t w = last[i];
+
+		EXPECT_EQ(-1, su_check(p.buf + dst0 + i * 1024, 1024, w))
+			TH_LOG("slot %d, WQE %u", i, w);
+	}
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
+	su_pair_close(&p);
+}
+
+TEST(sq_sig_all_signals_every_wqe)
+{
+	struct su_opts o = { .sig_all = 1 };
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	int err, i;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	for (i = 0; i < 10; i++) {
+		su_fill(p.buf + i * 512, 512, 300 + i);
+		s = su_sge(&p, i * 512, 512);
+		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+					  0, su_addr(&p, 65536 + i * 512),
+					  p.mr->rkey));
+	}
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+		EXPECT_EQ(i, wc.wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(-1, su_check(p.buf + 65536 + i * 512, 512, 300 + i));
+	}
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
+	su_pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* RNR                                                                 */
+/* ------------------------------------------------------------------ */
+
+/* RNR timer code 24: 40.96 ms. */
+#define RNR_TIMER 24
+#define RNR_MS 40.96
+
+TEST(rnr_waits_for_a_receive)
+{
+	struct su_opts o = { .rnr_retry = 7, .min_rnr_timer = RNR_TIMER };
+	struct su_pair p;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	int err;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	su_fill(p.buf, 3000, 7);
+	s = su_sge(&p, 0, 3000);
+	r = su_sge(&p, 65536, 4096);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	/* rnr_retry 7 retries for ever: nothing happens meanwhile ... */
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 500));
+	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 10));
+	EXPECT_EQ(-1, su_check_byte(p.buf + 65536, 4096, 0));
+	/* ... and a receive lets the SEND through. */
+	ASSERT_EQ(0, su_post_recv(p.qp[1], 2, &r, 1));
+	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(3000, wc.byte_len);
+	EXPECT_EQ(-1, su_check(p.buf + 65536, 3000, 7));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(1, wc.wr_id);
+	su_pair_close(&p);
+}
+
+TEST(rnr_retry_exceeded_then_flush)
+{
+	struct su_opts o = { .rnr_retry = 3, .min_rnr_timer = RNR_TIMER };
+	struct su_pair p;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	long t0, ms;
+	int err;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	su_fill(p.buf, 3000, 8);
+	s = su_sge(&p, 0, 3000);
+	t0 = su_now_ms();
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	/* Behind it: an unsignalled WRITE and a signalled SEND. */
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, 0,
+				  su_addr(&p, 131072), p.mr->rkey));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 3, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	ms = su_now_ms() - t0;
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RNR_RETRY_EXC_ERR, wc.status)
+		TH_LOG("%s", ibv_wc_status_str(wc.status));
+	/* Three retries, each after the responder's RNR timer. */
+	TH_LOG("RNR_RETRY_EXC_ERR after %ld ms (3 x %.2f ms timer)", ms,
+	       RNR_MS);
+	EXPECT_LE(2 * RNR_MS, ms);
+	EXPECT_GT(5000, ms);
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(2, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(3, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p.qp[0]));
+	/* No byte moved; the responder is unharmed and got nothing. */
+	EXPECT_EQ(-1, su_check_byte(p.buf + 131072, 3000, 0));
+	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
+	r = su_sge(&p, 65536, 4096);
+	ASSERT_EQ(0, su_post_recv(p.qp[1], 9, &r, 1));
+	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 300));
+	EXPECT_EQ(-1, su_check_byte(p.buf + 65536, 4096, 0));
+	su_pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Flush                                                               */
+/* ------------------------------------------------------------------ */
+
+TEST(error_flushes_the_rest)
+{
+	struct su_pair p;
+	struct ibv_sge s, bad, r;
+	struct ibv_wc wc;
+	int err, i, sq = 0, rq = 0;
+	uint64_t want_sq[] = { 1, 2, 3, 4, 5 };
+	int want_st[] = { IBV_WC_SUCCESS, IBV_WC_LOC_PROT_ERR,
+			  IBV_WC_WR_FLUSH_ERR, IBV_WC_WR_FLUSH_ERR,
+			  IBV_WC_WR_FLUSH_ERR };
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	su_fill(p.buf, 65536, 10);
+	s = su_sge(&p, 0, 4096);
+	bad = su_sge(&p, 4096, 4096);
+	bad.lkey ^= 0x3c00;
+	r = su_sge(&p, 200000, 4096);
+
+	/* Receives on the requester QP: they get flushed too. */
+	ASSERT_EQ(0, su_post_recv(p.qp[0], 101, &r, 1));
+	ASSERT_EQ(0, su_post_recv(p.qp[0], 102, &r, 1));
+	/* A receive on the responder for the SEND that must never come. */
+	ASSERT_EQ(0, su_post_recv(p.qp[1], 201, &r, 1));
+
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 300000),
+				  p.mr->rkey));
+	/* Unsignalled, bad lkey: completes anyway, in error. */
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &bad, 1, 0,
+				  su_addr(&p, 310000), p.mr->rkey));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 3, &s, 1, 0, 0, 0));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 4, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 320000),
+				  p.mr->rkey));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_READ, 5, &s, 1, 0,
+				  su_addr(&p, 330000), p.mr->rkey));
+
+	while (sq < 5 || rq < 2) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS))
+			TH_LOG("have %d SQ and %d RQ completions", sq, rq);
+		if (wc.opcode & IBV_WC_RECV && wc.wr_id > 100) {
+			EXPECT_EQ(101 + rq, wc.wr_id);
+			EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+			rq++;
+			continue;
+		}
+		ASSERT_GT(5, sq);
+		EXPECT_EQ(want_sq[sq], wc.wr_id);
+		EXPECT_EQ(want_st[sq], wc.status)
+			TH_LOG("WQE %lu: %s", wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+		sq++;
+	}
+	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p.qp[0]));
+	/* Only the first WRITE moved bytes. */
+	EXPECT_EQ(-1, su_check(p.buf + 300000, 4096, 10));
+	EXPECT_EQ(-1, su_check_byte(p.buf + 310000, 4096, 0));
+	EXPECT_EQ(-1, su_check_byte(p.buf + 320000, 4096, 0));
+	EXPECT_EQ(-1, su_check(p.buf, 4096, 10));
+	EXPECT_EQ(-1, su_check_byte(p.buf + 200000, 4096, 0));
+	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 200));
+
+	/* Posting to a QP in ERR: flushed straight away. */
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 6, &s, 1, 0,
+				  su_addr(&p, 340000), p.mr->rkey));
+	ASSERT_EQ(0, su_post_recv(p.qp[0], 103, &r, 1));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
+		EXPECT_TRUE(wc.wr_id == 6 || wc.wr_id == 103);
+	}
+	EXPECT_EQ(-1, su_check_byte(p.buf + 340000, 4096, 0));
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
+	su_pair_close(&p);
+}
+
+TEST_HARNESS_MAIN
