@@ -48,11 +48,10 @@ check-fuzz:
 	build/fuzz/tests/unit/vrnic_model_fuzz -runs=$(FUZZ_RUNS) -max_len=4096 build/fuzz/corpus
 
 check-guest:
-	scripts/vm --timeout $(VM_TIMEOUT) -- tests/kselftest/run build/kselftest
+	scripts/vm --timeout $(VM_TIMEOUT) -- tests/run-guest
 
-demo: setup
-	@echo "make demo: not available yet: it arrives with the vrnic data path" >&2
-	@exit 1
+demo: all
+	scripts/demo
 
 bench: all
 	scripts/bench/bench
