@@ -549,7 +549,9 @@ static inline int su_kick(int fd)
  * context's doorbell page mapped by this code, WQEs written per the device
  * interface (section 13) without the provider. Posting can skip the
  * wake-up kick, and the rings and doorbell words are at the caller's
- * mercy.
+ * mercy. The objects' user_handle is the struct su_raw: libibverbs does
+ * not know them, so async events for them must be read with
+ * su_raw_async(), never with ibv_get_async_event().
  */
 struct su_raw {
 	int fd;
@@ -625,6 +627,7 @@ static inline int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
 	r->db = m;
 
 	cc.cmd.response = (uintptr_t)&ccr;
+	cc.cmd.user_handle = (uintptr_t)r;
 	cc.cmd.cqe = cqe;
 	cc.cmd.comp_channel = -1;
 	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_CREATE_CQ, &cc,
@@ -643,6 +646,7 @@ static inline int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
 	r->cq_ring = m;
 
 	qc.cmd.response = (uintptr_t)&qcr;
+	qc.cmd.user_handle = (uintptr_t)r;
 	qc.cmd.pd_handle = pd->handle;
 	qc.cmd.send_cq_handle = r->cq_handle;
 	qc.cmd.recv_cq_handle = r->cq_handle;
@@ -872,6 +876,48 @@ static inline int su_raw_poll_wait(struct su_raw *r, struct vrnic_cqe *out,
 		if (su_raw_poll(r, out))
 			return 1;
 	} while (su_now_ms() < end);
+	return 0;
+}
+
+/* The QP state the kernel reports (QUERY_QP), or -errno. */
+static inline int su_raw_state(struct su_raw *r)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_qp cmd;
+	} c = {};
+	struct ib_uverbs_query_qp_resp resp = {};
+	int err;
+
+	c.cmd.response = (uintptr_t)&resp;
+	c.cmd.qp_handle = r->qp_handle;
+	c.cmd.attr_mask = IBV_QP_STATE;
+	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_QUERY_QP, &c,
+			      sizeof(c), sizeof(resp));
+	return err ? err : resp.qp_state;
+}
+
+/*
+ * Read async events straight from the context's async fd for up to @ms;
+ * return 1 once one of @type for the raw object @r arrives.
+ */
+static inline int su_raw_async(struct ibv_context *ctx, struct su_raw *r,
+			       uint32_t type, int ms)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ib_uverbs_async_event_desc d;
+	long end = su_now_ms() + ms;
+
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (su_now_ms() < end) {
+		if (poll(&pfd, 1, 50) <= 0)
+			continue;
+		while (read(ctx->async_fd, &d, sizeof(d)) == sizeof(d))
+			if (d.event_type == type &&
+			    d.element == (uintptr_t)r)
+				return 1;
+	}
 	return 0;
 }
 
