@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kill -9 in the middle of traffic:
+ * - a process with two contexts, a 128 MiB pinned MR, RC traffic in flight
+ *   from two threads, a thread blocked in ibv_get_cq_event and an event
+ *   never acked, killed at different moments: `rdma res` returns to its
+ *   baseline, the pinned pages are really released (MemAvailable comes
+ *   back), and the device serves new contexts with correct bytes;
+ * - a process whose QP is connected to one of ours, killed while it
+ *   RDMA-writes into our memory and while our SENDs to it wait in RNR
+ *   retry: every WQE we had outstanding completes (in error, nothing
+ *   hangs), no byte reaches our memory after its death, and our other QPs
+ *   carry on.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "suite_util.h"
+#include "kselftest_harness.h"
+
+#define BIG_MR (128 << 20)
+
+struct busy {
+	struct su_pair p;
+	struct ibv_mr *big;
+	uint8_t *bigmem;
+	struct su_pair q;	/* the second context */
+	struct ibv_qp *extra[16];
+	struct ibv_cq *ecq[8];
+	struct ibv_mr *emr[8];
+};
+
+/* Blocks in ibv_get_cq_event until killed; acks nothing. */
+static void *blocked_waiter(void *arg)
+{
+	struct su_pair *q = arg;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	for (;;)
+		ibv_get_cq_event(q->ch, &cq, &ctx);
+	return NULL;
+}
+
+/* Endless WRITE and SEND traffic on @p's pair. */
+static void *traffic(void *arg)
+{
+	struct su_pair *p = arg;
+	struct ibv_wc wc[16];
+	unsigned int i = 0, out = 0;
+	int n;
+
+	for (;;) {
+		while (out < 24) {
+			size_t off = (i % 16) * 32768;
+			struct ibv_sge s = su_sge(p, off, 32768);
+			struct ibv_sge r = su_sge(p, 524288 + off, 32768);
+
+			if (i % 2) {
+				if (su_post_recv(p->qp[1], i, &r, 1) ||
+				    su_post_send(p->qp[0], IBV_WR_SEND, i, &s, 1,
+						 IBV_SEND_SIGNALED, 0, 0))
+					break;
+			} else if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, i, &s,
+						1, IBV_SEND_SIGNALED,
+						su_addr(p, 524288 + off),
+						p->mr->rkey)) {
+				break;
+			}
+			i++;
+			out++;
+		}
+		n = ibv_poll_cq(p->cq[0], 16, wc);
+		if (n > 0)
+			out -= n;
+		while (ibv_poll_cq(p->cq[1], 16, wc) > 0)
+			;
+	}
+	return NULL;
+}
+
+static void busy_child(int ready_fd)
+{
+	struct su_opts oq = { .channel = 1 };
+	struct ibv_sge s;
+	struct busy b;
+	pthread_t th[2];
+	int i;
+
+	memset(&b, 0, sizeof(b));
+	CHILD_CHECK(su_pair_open(&b.p, NULL) == 0);
+	b.bigmem = mmap(NULL, BIG_MR, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	CHILD_CHECK(b.bigmem != MAP_FAILED);
+	memset(b.bigmem, 0x5c, BIG_MR);
+	b.big = ibv_reg_mr(b.p.pd, b.bigmem, BIG_MR, SU_MR_ALL);
+	CHILD_CHECK(b.big);
+
+	/* Second context: many objects, a channel and events nobody acks. */
+	CHILD_CHECK(su_pair_open(&b.q, &oq) == 0);
+	for (i = 0; i < 8; i++) {
+		b.ecq[i] = ibv_create_cq(b.q.ctx, 32, NULL, b.q.ch, 0);
+		CHILD_CHECK(b.ecq[i]);
+		b.emr[i] = ibv_reg_mr(b.q.pd, b.q.buf + i * 65536, 65536,
+				      IBV_ACCESS_LOCAL_WRITE);
+		CHILD_CHECK(b.emr[i]);
+	}
+	for (i = 0; i < 16; i++) {
+		b.extra[i] = su_create_qp(&b.q, b.q.pd, b.ecq[i % 8],
+					  b.ecq[(i + 1) % 8]);
+		CHILD_CHECK(b.extra[i]);
+		CHILD_CHECK(!su_to_init(&b.q, b.extra[i]));
+	}
+	CHILD_CHECK(!ibv_req_notify_cq(b.q.cq[0], 0));
+	s = su_sge(&b.q, 0, 64);
+	CHILD_CHECK(!su_post_send(b.q.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&b.q, 4096),
+				  b.q.mr->rkey));
+	CHILD_CHECK(!ibv_req_notify_cq(b.q.cq[1], 0));
+	CHILD_CHECK(!pthread_create(&th[0], NULL, blocked_waiter, &b.q));
+	CHILD_CHECK(!pthread_create(&th[1], NULL, traffic, &b.p));
+
+	/* Traffic from this thread too, through the big MR. */
+	CHILD_CHECK(write(ready_fd, "r", 1) == 1);
+	for (i = 0;; i++) {
+		s.addr = (uintptr_t)b.bigmem + (i % 1024) * 65536;
+		s.length = 65536;
+		s.lkey = b.big->lkey;
+		/* The traffic thread reaps cq[1]; a full SQ just waits. */
+		if (su_post_send(b.p.qp[1], IBV_WR_RDMA_WRITE, i, &s, 1,
+				 IBV_SEND_SIGNALED,
+				 (uintptr_t)b.bigmem +
+				 ((i + 512) % 1024) * 65536, b.big->rkey))
+			su_sleep_ms(1);
+	}
+}
+
+/* What a healthy device does for a new process; 0 if the bytes came. */
+static int fresh_traffic(struct __test_metadata *_metadata, unsigned int seed)
+{
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	EXPECT_EQ(0, err);
+	if (err) {
+		su_pair_close(&p);
+		return -1;
+	}
+	su_fill(p.buf, 262144, seed);
+	s = su_sge(&p, 0, 262144);
+	EXPECT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 524288),
+				  p.mr->rkey));
+	EXPECT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 524288, 262144, seed));
+	su_pair_close(&p);
+	return _metadata->passed ? 0 : -1;
+}
+
+FIXTURE(kill) {
+	struct su_res base;
+	long avail;
+};
+
+FIXTURE_VARIANT(kill) {
+	int delay_ms;
+};
+
+FIXTURE_VARIANT_ADD(kill, right_away) { .delay_ms = 0 };
+FIXTURE_VARIANT_ADD(kill, after_50ms) { .delay_ms = 50 };
+FIXTURE_VARIANT_ADD(kill, after_400ms) { .delay_ms = 400 };
+
+FIXTURE_SETUP(kill)
+{
+	ASSERT_EQ(0, su_res_get(&self->base));
+	self->avail = su_meminfo_kb("MemAvailable");
+	ASSERT_LT(0, self->avail);
+}
+
+FIXTURE_TEARDOWN(kill)
+{
+}
+
+TEST_F(kill, busy_process_releases_everything)
+{
+	struct su_res during, after;
+	long pin, avail, t0;
+	int pipefd[2], st;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		busy_child(pipefd[1]);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &c, 1)) TH_LOG("the child did not start");
+
+	/* Alive: its objects, its pins, its memory are visible. */
+	pin = su_vmpin_kb(pid);
+	EXPECT_LE(BIG_MR / 1024 + 2 * 1024, pin) TH_LOG("VmPin %ld kB", pin);
+	ASSERT_EQ(0, su_res_get(&during));
+	EXPECT_EQ(self->base.ctx + 2, during.ctx);
+	EXPECT_EQ(self->base.qp + 4 + 16, during.qp);
+	EXPECT_EQ(self->base.cq + 4 + 8, during.cq);
+	EXPECT_EQ(self->base.mr + 3 + 8, during.mr);
+	EXPECT_EQ(self->base.pd + 2, during.pd);
+	avail = su_meminfo_kb("MemAvailable");
+	EXPECT_LT(avail, self->avail - BIG_MR / 1024 + 16384)
+		TH_LOG("MemAvailable %ld kB, was %ld kB", avail, self->avail);
+
+	su_sleep_ms(variant->delay_ms);
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+
+	t0 = su_now_ms();
+	EXPECT_EQ(0, su_res_wait(&self->base, &after, 10000))
+		TH_LOG("left: ctx %ld pd %ld cq %ld qp %ld mr %ld (base %ld %ld "
+		       "%ld %ld %ld)", after.ctx, after.pd, after.cq, after.qp,
+		       after.mr, self->base.ctx, self->base.pd, self->base.cq,
+		       self->base.qp, self->base.mr);
+	/* The 128 MiB of pinned pages are free again. */
+	do {
+		avail = su_meminfo_kb("MemAvailable");
+		if (avail > self->avail - 32768)
+			break;
+		su_sleep_ms(100);
+	} while (su_now_ms() - t0 < 10000);
+	EXPECT_LT(self->avail - 32768, avail)
+		TH_LOG("MemAvailable %ld kB, was %ld kB", avail, self->avail);
+
+	EXPECT_EQ(0, fresh_traffic(_metadata, variant->delay_ms + 1));
+}
+
+/* ------------------------------------------------------------------ */
+/* A peer process dies                                                 */
+/* ------------------------------------------------------------------ */
+
+struct peer_info {
+	uint32_t qpn;
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+#define PEER_AREA (512 << 10)	/* where the peer writes into our buffer */
+#define PEER_RECVS 32
+
+static void peer_child(int rfd, int wfd)
+{
+	struct su_opts o = { .no_connect = 1 };
+	struct peer_info mine, theirs;
+	struct ibv_wc wc[16];
+	struct su_pair p;
+	unsigned int i, out = 0;
+	int n, k;
+
+	CHILD_CHECK(su_pair_open(&p, &o) == 0);
+	su_fill(p.buf, 64 * 4096, 77);
+	mine.qpn = p.qp[0]->qp_num;
+	mine.addr = su_addr(&p, 0);
+	mine.rkey = p.mr->rkey;
+	CHILD_CHECK(write(wfd, &mine, sizeof(mine)) == sizeof(mine));
+	CHILD_CHECK(read(rfd, &theirs, sizeof(theirs)) == sizeof(theirs));
+	CHILD_CHECK(!su_to_init(&p, p.qp[0]));
+	CHILD_CHECK(!su_to_rtr(&p, p.qp[0], theirs.qpn));
+	CHILD_CHECK(!su_to_rts(&p, p.qp[0]));
+	for (i = 0; i < PEER_RECVS; i++) {
+		struct ibv_sge r = su_sge(&p, 524288 + i * 4096, 4096);
+
+		CHILD_CHECK(!su_post_recv(p.qp[0], i, &r, 1));
+	}
+	CHILD_CHECK(write(wfd, "g", 1) == 1);
+
+	/*
+	 * WRITE into the parent's area without end. The receives above are
+	 * all the parent's SENDs get: the rest wait in RNR retry.
+	 */
+	for (i = 0;; i++) {
+		while (out < 16) {
+			struct ibv_sge s = su_sge(&p, (i % 64) * 4096, 4096);
+
+			if (su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+					 IBV_SEND_SIGNALED,
+					 theirs.addr + (i % 64) * 4096,
+					 theirs.rkey))
+				break;
+			out++;
+		}
+		n = ibv_poll_cq(p.cq[0], 16, wc);
+		for (k = 0; k < n; k++)
+			if (!(wc[k].opcode & IBV_WC_RECV))
+				out--;
+	}
+}
+
+TEST(peer_process_dies_mid_traffic)
+{
+	struct su_opts o = { .send_wr = 64 };
+	struct peer_info mine, theirs;
+	struct ibv_qp *x;
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	uint8_t *snap;
+	int to[2], from[2], st, err, posted, done = 0, ok = 0, bad = 0;
+	pid_t pid;
+	long end;
+	char c;
+
+	ASSERT_EQ(0, pipe(to));
+	ASSERT_EQ(0, pipe(from));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(to[1]);
+		close(from[0]);
+		peer_child(to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d", err);
+	/* x: our QP towards the peer, sharing cq[0]. */
+	x = su_create_qp(&p, p.pd, p.cq[0], p.cq[0]);
+	ASSERT_NE(NULL, x);
+	ASSERT_EQ(sizeof(theirs), read(from[0], &theirs, sizeof(theirs)));
+	mine.qpn = x->qp_num;
+	mine.addr = su_addr(&p, PEER_AREA);
+	mine.rkey = p.mr->rkey;
+	ASSERT_EQ(0, su_to_init(&p, x));
+	ASSERT_EQ(0, su_to_rtr(&p, x, theirs.qpn));
+	ASSERT_EQ(0, su_to_rts(&p, x));
+	ASSERT_EQ(sizeof(mine), write(to[1], &mine, sizeof(mine)));
+	ASSERT_EQ(1, read(from[0], &c, 1));
+
+	/*
+	 * 48 SENDs to the peer: 32 find a receive, 16 wait in RNR retry
+	 * (rnr_retry 7: for ever) when the peer dies.
+	 */
+	s = su_sge(&p, 0, 1024);
+	for (posted = 0; posted < PEER_RECVS + 16; posted++) {
+		ASSERT_EQ(0, su_post_send(x, IBV_WR_SEND, posted, &s, 1,
+					  IBV_SEND_SIGNALED, 0, 0));
+	}
+	end = su_now_ms() + 500;
+	while (su_now_ms() < end) {
+		if (ibv_poll_cq(p.cq[0], 1, &wc) != 1)
+			continue;
+		done++;
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		ok += wc.status == IBV_WC_SUCCESS;
+	}
+	EXPECT_EQ(PEER_RECVS, ok);
+	EXPECT_EQ(PEER_RECVS, done);
+	/* The peer's WRITEs arrive. */
+	EXPECT_EQ(-1, su_check(p.buf + PEER_AREA, 4096, 77));
+
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFSIGNALED(st));
+
+	/* Every WQE we had outstanding completes; none hangs. */
+	end = su_now_ms() + 20000;
+	while (done < posted && su_now_ms() < end) {
+		if (ibv_poll_cq(p.cq[0], 1, &wc) != 1)
+			continue;
+		done++;
+		if (wc.status == IBV_WC_SUCCESS) {
+			ok++;
+			continue;
+		}
+		bad++;
+		EXPECT_TRUE(wc.status == IBV_WC_RETRY_EXC_ERR ||
+			    wc.status == IBV_WC_WR_FLUSH_ERR)
+			TH_LOG("%s", ibv_wc_status_str(wc.status));
+	}
+	EXPECT_EQ(posted, done) TH_LOG("%d of %d WQEs never completed",
+				       posted - done, posted);
+	EXPECT_EQ(16, bad);
+	TH_LOG("%d SENDs: %d succeeded, %d completed in error after the kill",
+	       posted, ok, bad);
+	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(x));
+
+	/* After the peer's death nothing more lands in our memory. */
+	snap = malloc(64 * 4096);
+	ASSERT_NE(NULL, snap);
+	memcpy(snap, p.buf + PEER_AREA, 64 * 4096);
+	su_sleep_ms(500);
+	EXPECT_EQ(0, memcmp(snap, p.buf + PEER_AREA, 64 * 4096));
+	free(snap);
+
+	/* Our own pair is untouched. */
+	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[0]));
+	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
+	su_fill(p.buf + 65536, 65536, 42);
+	s = su_sge(&p, 65536, 65536);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1000, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 262144),
+				  p.mr->rkey));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(1000, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 262144, 65536, 42));
+	EXPECT_EQ(0, ibv_destroy_qp(x));
+	su_pair_close(&p);
+}
+
+TEST_HARNESS_MAIN
