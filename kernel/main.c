@@ -435,6 +435,7 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto err_eth;
 
+	vrnic_debugfs_add(dev);
 	dev_info(&pdev->dev,
 		 "%s: device interface %u.%u, %d vectors, %d completion EQs, netdev %s\n",
 		 dev_name(&dev->ibdev.dev), dev->caps.version_major,
@@ -481,6 +482,7 @@ static void vrnic_remove(struct pci_dev *pdev)
 {
 	struct vrnic_dev *dev = pci_get_drvdata(pdev);
 
+	vrnic_debugfs_remove(dev);
 	/* Users first: disassociates processes, destroys their objects. */
 	vrnic_ib_unregister(dev);
 	vrnic_eth_unregister(dev);
@@ -513,4 +515,22 @@ static struct pci_driver vrnic_pci_driver = {
 	.remove = vrnic_remove,
 };
 
-module_pci_driver(vrnic_pci_driver);
+static int __init vrnic_init(void)
+{
+	int err;
+
+	vrnic_debugfs_init();
+	err = pci_register_driver(&vrnic_pci_driver);
+	if (err)
+		vrnic_debugfs_exit();
+	return err;
+}
+
+static void __exit vrnic_exit(void)
+{
+	pci_unregister_driver(&vrnic_pci_driver);
+	vrnic_debugfs_exit();
+}
+
+module_init(vrnic_init);
+module_exit(vrnic_exit);

@@ -181,6 +181,7 @@ struct vrnic_dev {
 
 	struct net_device *netdev;
 	struct vrnic_eth *eth;
+	struct dentry *debugfs;
 
 	atomic64_t counters[VRNIC_CNT_MAX];
 };
@@ -378,6 +379,12 @@ void vrnic_cmdq_fail_all(struct vrnic_dev *dev);
 int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
 		   size_t req_len, void *resp, size_t resp_len);
 int vrnic_cmd_destroy(struct vrnic_dev *dev, u16 opcode, u32 handle);
+
+/* debugfs.c */
+void vrnic_debugfs_init(void);
+void vrnic_debugfs_exit(void);
+void vrnic_debugfs_add(struct vrnic_dev *dev);
+void vrnic_debugfs_remove(struct vrnic_dev *dev);
 
 /* eq.c */
 int vrnic_aeq_alloc(struct vrnic_dev *dev);

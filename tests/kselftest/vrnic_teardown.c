@@ -5,7 +5,9 @@
  * rings and doorbell page) leaves nothing behind, and removing the module
  * while a process holds the device disassociates that process (it gets
  * IB_EVENT_DEVICE_FATAL, its verbs fail with EIO, its mappings stay safe
- * to touch) without hanging; the module then loads again.
+ * to touch) without hanging; the module then loads again. A device that
+ * goes FATAL (injected through debugfs) reaches users as DEVICE_FATAL, takes
+ * the port down and fails verbs with EIO; reloading resets it back to work.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -437,6 +441,131 @@ TEST(rmmod_disassociates_then_reload)
 	ret = syscall(SYS_finit_module, fd, "", 0);
 	close(fd);
 	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", path, strerror(errno));
+	for (i = 0; i < 100 && !port_active(); i++)
+		msleep(100);
+	ASSERT_TRUE(port_active());
+}
+
+/* Child of the fatal test: 0 if DEVICE_FATAL arrived and verbs fail. */
+static int watch_fatal(int ready_fd)
+{
+	struct ib_uverbs_async_event_desc ev = {};
+	struct uctx u;
+	char step;
+	__u32 pd;
+	int i;
+
+	step = make_objects(&u);
+	if (write(ready_fd, &step, 1) != 1 || step)
+		return 10 + step;
+	for (i = 0; i < 8; i++) {
+		if (read(u.async_fd, &ev, sizeof(ev)) != sizeof(ev))
+			return 30;
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+			break;
+	}
+	if (ev.event_type != IBV_EVENT_DEVICE_FATAL)
+		return 31;
+	if (alloc_pd(&u, &pd) != -EIO)
+		return 32;
+	step = 0;
+	if (write(ready_fd, &step, 1) != 1)
+		return 33;
+	pause();
+	return 0;
+}
+
+static int read_byte(int fd, char *c, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	return read(fd, c, 1) == 1 ? 0 : -1;
+}
+
+static int debugfs_dir(char *dir, size_t len)
+{
+	char link[PATH_MAX];
+	ssize_t n;
+
+	if (access("/sys/kernel/debug/vrnic", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	n = readlink("/sys/class/infiniband/" IBDEV "/device", link,
+		     sizeof(link) - 1);
+	if (n <= 0)
+		return -1;
+	link[n] = 0;
+	snprintf(dir, len, "/sys/kernel/debug/vrnic/%s", basename(link));
+	return access(dir, F_OK);
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+TEST(device_fatal_reaches_users_then_reload)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], state[1024], mod[PATH_MAX];
+	int pipefd[2], status, fd, i, ret;
+	char c = 1;
+	pid_t pid;
+
+	ASSERT_EQ(0, module_path(mod, sizeof(mod)));
+	ASSERT_EQ(0, debugfs_dir(dir, sizeof(dir))) TH_LOG("no debugfs dir");
+	ASSERT_TRUE(port_active());
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		_exit(watch_fatal(pipefd[1]));
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(0, read_byte(pipefd[0], &c, 20000));
+	ASSERT_EQ(0, c) TH_LOG("child failed at step %d", c);
+
+	/* The device must go FATAL on an out-of-range cmdq_pi. */
+	snprintf(path, sizeof(path), "%s/inject_fatal", dir);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, write(fd, "1", 1));
+	close(fd);
+
+	c = 1;
+	EXPECT_EQ(0, read_byte(pipefd[0], &c, 10000))
+		TH_LOG("no DEVICE_FATAL reached the process");
+	EXPECT_EQ(0, c);
+	EXPECT_FALSE(port_active());
+	snprintf(path, sizeof(path), "%s/state", dir);
+	ASSERT_EQ(0, read_file(path, state, sizeof(state)));
+	EXPECT_NE(NULL, strstr(state, "driver_fatal\t1"));
+	EXPECT_NE(NULL, strstr(state, "fatal_code\t2")) TH_LOG("%s", state);
+
+	/* Unload with the process still holding the dead device. */
+	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
+	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("child status %#x", status);
+
+	/* The reset at probe recovers the device. */
+	fd = open(mod, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ret = syscall(SYS_finit_module, fd, "", 0);
+	close(fd);
+	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", mod, strerror(errno));
 	for (i = 0; i < 100 && !port_active(); i++)
 		msleep(100);
 	ASSERT_TRUE(port_active());
