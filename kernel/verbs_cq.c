@@ -223,9 +223,11 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			return PTR_ERR(entry);
 		}
 		/* The provider stored its ci in the slot before calling. */
+		mutex_lock(&cq->resize_lock);
 		err = vrnic_cmd_exec(dev, VRNIC_CMD_RESIZE_CQ, &req,
 				     sizeof(req), NULL, 0);
 		if (err) {
+			mutex_unlock(&cq->resize_lock);
 			rdma_user_mmap_entry_remove(entry);
 			return err;
 		}
@@ -233,6 +235,7 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		cq->ring_entry = entry;
 		cq->log_depth = log_depth;
 		ibcq->cqe = 1 << log_depth;
+		mutex_unlock(&cq->resize_lock);
 		uresp.log_depth = log_depth;
 		return vrnic_udata_out(udata, &uresp, sizeof(uresp));
 	}

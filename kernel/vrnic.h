@@ -303,7 +303,7 @@ struct vrnic_cq {
 	u16 arm_next;
 	u16 arm_sol;
 	bool resizing;
-	struct mutex resize_lock;	/* kernel CQ resize vs. resize */
+	struct mutex resize_lock;	/* resize vs. resize */
 	/* user CQs: the ring belongs to its mmap entry */
 	struct rdma_user_mmap_entry *ring_entry;
 	/* lifetime against EQE dispatch */
