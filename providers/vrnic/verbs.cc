@@ -614,9 +614,11 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
         if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
             // The device discarded every outstanding WQE without a
             // completion; CQEs it wrote before are skipped (spec 15).
-            CqPairLock locks(qp->send_cq, qp->recv_cq);
+            // Lock order: send queue, receive queue, CQs (an ibv_wr_*
+            // session may poll a CQ while it holds the send lock).
             std::lock_guard<SpinLock> sq(qp->rings.sq_lock);
             std::lock_guard<SpinLock> rq(qp->rings.rq_lock);
+            CqPairLock locks(qp->send_cq, qp->recv_cq);
             err = forget_qp_cqes(qp);
             qp->rings.sq.discard_outstanding();
             qp->rings.rq.discard_outstanding();

@@ -9,7 +9,7 @@
 // libibverbs read garbage, so every struct the provider shares with
 // libibverbs has its size and the offsets it uses checked. The numbers were
 // cross-checked by compiling rdma-core v44.0's own driver.h and kern-abi.h and
-// printing sizeof/offsetof (see tests/unit/provider/README.md).
+// printing sizeof/offsetof: tests/unit/provider/abi/check_private_abi.sh.
 //
 // Only this header may declare private libibverbs ABI.
 
