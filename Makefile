@@ -12,7 +12,8 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 20000
 
-.PHONY: setup all user kernel kselftest check check-unit check-fuzz check-guest demo bench clean
+.PHONY: setup all user kernel kselftest check check-style check-unit check-fuzz check-guest \
+	demo bench clean
 
 setup:
 	@scripts/setup
@@ -33,7 +34,13 @@ kselftest:
 	$(MAKE) -C tests/kselftest OUT=$(CURDIR)/build/kselftest
 
 check: all
-	@$(MAKE) --no-print-directory check-unit check-fuzz check-guest
+	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest
+
+# Kernel code and the shared headers follow the kernel's style, strictly.
+KERNEL_STYLE_FILES = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
+	include/vrnic_dev.h include/uapi/rdma/vrnic-abi.h
+check-style:
+	$$(scripts/ksrc)/scripts/checkpatch.pl --no-tree --strict --quiet --terse -f $(KERNEL_STYLE_FILES)
 
 check-unit:
 	ctest --test-dir $(CMAKE_BUILD) --output-on-failure -j $(JOBS)
