@@ -193,7 +193,10 @@ FIXTURE_SETUP(ip_gid)
 
 FIXTURE_TEARDOWN(ip_gid)
 {
-	run("ip addr flush dev %s scope global%s 2>/dev/null", self->ndev, "");
+	/* Only our own addresses: others may be configured on the netdev. */
+	run("ip addr del 10.211.77.1/24 dev %s%s 2>/dev/null", self->ndev, "");
+	run("ip addr del fd00:0:0:77::1/64 dev %s%s 2>/dev/null", self->ndev,
+	    "");
 }
 
 TEST_F(ip_gid, ipv4_address_follows)
