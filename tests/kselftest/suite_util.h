@@ -131,6 +131,7 @@ struct su_opts {
 	int sig_all;
 	uint8_t rnr_retry;	/* requester, 0: 7 */
 	uint8_t min_rnr_timer;	/* responder, 0: 12 (0.64 ms) */
+	int no_rd_atomic;	/* responder max_dest_rd_atomic 0 (else 16) */
 	int no_connect;		/* leave both QPs in RESET */
 };
 
@@ -197,7 +198,7 @@ static inline int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 		.path_mtu = IBV_MTU_1024,
 		.dest_qp_num = dest,
 		.rq_psn = 0,
-		.max_dest_rd_atomic = 16,
+		.max_dest_rd_atomic = p->o.no_rd_atomic ? 0 : 16,
 		.min_rnr_timer = p->o.min_rnr_timer,
 		.ah_attr = {
 			.is_global = 1,
