@@ -4,7 +4,7 @@
  * the way a ULP uses it: a PD (with the DMA MR as local_dma_lkey), a
  * softirq-polled CQ, two RC QPs connected to each other over the port's own
  * RoCE v2 GID, SEND/RECV with and without immediate data and inline,
- * unsignaled sends, and ib_drain_qp (flush to the error state).
+ * unsignaled sends, CQ resize, and ib_drain_qp (flush to the error state).
  *
  * Loading it runs the test on every vrnic device; insmod fails with the
  * error of the first failing step (details in the kernel log). It is a test
@@ -192,13 +192,13 @@ static int kt_check(bool ok, const char *what)
 
 static int kt_traffic(struct kt_ctx *c)
 {
-	struct kt_wr s[4], r[6], bad;
+	struct kt_wr s[4], r[7], bad;
 	struct ib_qp_attr qattr;
 	struct ib_qp_init_attr qinit;
 	u8 *a = c->buf[0], *b = c->buf[1];
 	int i, err;
 
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		err = kt_post_recv(c, 1, &r[i], 512 * i, 512);
 		if (err)
 			return err;
@@ -268,9 +268,25 @@ static int kt_traffic(struct kt_ctx *c)
 	if (err)
 		return err;
 
-	/* Drain: to ERR, the posted receive r[5] is flushed. */
+	/* A resized CQ keeps working (the device copies pending CQEs). */
+	err = ib_resize_cq(c->cq, 8 * KT_DEPTH);
+	if (!err)
+		err = kt_check(c->cq->cqe >= 8 * KT_DEPTH, "resized depth");
+	if (!err)
+		err = kt_post_send(c, 0, &s[1], 0, 16, IB_WR_SEND,
+				   IB_SEND_SIGNALED, 0);
+	if (!err)
+		err = kt_wait(&s[1], "send after resize", IB_WC_SEND,
+			      IB_WC_SUCCESS);
+	if (!err)
+		err = kt_wait(&r[5], "recv after resize", IB_WC_RECV,
+			      IB_WC_SUCCESS);
+	if (err)
+		return err;
+
+	/* Drain: to ERR, the posted receive r[6] is flushed. */
 	ib_drain_qp(c->qp[1]);
-	err = kt_wait(&r[5], "flushed recv", IB_WC_RECV, IB_WC_WR_FLUSH_ERR);
+	err = kt_wait(&r[6], "flushed recv", IB_WC_RECV, IB_WC_WR_FLUSH_ERR);
 	if (err)
 		return err;
 	ib_drain_qp(c->qp[0]);
