@@ -7,6 +7,10 @@
  * - RLIMIT_MEMLOCK is enforced for a process without CAP_IPC_LOCK: a
  *   registration past the limit fails with ENOMEM and leaves no MR and no
  *   pinned page behind, while one up to the limit works;
+ * - page lists: a 16 MiB MR (two-level list), an MR over transparent huge
+ *   pages starting inside one, and an MR registered at an IOVA other than
+ *   its address carry the right bytes across every page boundary, and
+ *   refuse what lies outside them;
  * - access rights are enforced by the device: a remote WRITE, READ or
  *   atomic on an MR (or through a QP) without the matching right, an rkey
  *   of another PD, and a READ into a local MR without LOCAL_WRITE complete
@@ -414,6 +418,212 @@ TEST_F(access, enforced)
 	} else {
 		EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Page lists: two levels, huge pages, an IOVA that is not the address */
+/* ------------------------------------------------------------------ */
+
+/*
+ * WRITE @len bytes from the pair's buffer to @raddr (rkey @rkey), READ
+ * them back into another part of the pair's buffer; 0 if the bytes at
+ * @where (the local view of @raddr) and the read-back copy are right.
+ */
+static int write_read_back(struct su_pair *p, uint64_t raddr, uint32_t rkey,
+			   uint8_t *where, uint32_t len, unsigned int seed)
+{
+	su_fill(p->buf, len, seed);
+	memset(p->buf + (512 << 10), 0, len);
+	if (rdma_op(p, IBV_WR_RDMA_WRITE, p->buf, len, p->mr->lkey, raddr,
+		    rkey) != IBV_WC_SUCCESS)
+		return -1;
+	if (su_check(where, len, seed) != -1)
+		return -2;
+	if (rdma_op(p, IBV_WR_RDMA_READ, p->buf + (512 << 10), len, p->mr->lkey,
+		    raddr, rkey) != IBV_WC_SUCCESS)
+		return -3;
+	if (su_check(p->buf + (512 << 10), len, seed) != -1)
+		return -4;
+	return 0;
+}
+
+TEST(two_level_page_list)
+{
+	/* 4 KiB pages; 512 entries per page-list page. */
+	static const unsigned int pages[] = { 0, 1, 511, 512, 513, 1023, 1024,
+					      2047, 2048, 4095 };
+	size_t len = 16 << 20;
+	struct ibv_mr *mr;
+	struct su_pair p;
+	uint8_t *mem;
+	unsigned int i;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	madvise(mem, len, MADV_NOHUGEPAGE);
+	memset(mem, 0xee, len);
+	mr = ibv_reg_mr(p.pd, mem, len, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+
+	/* 8 KiB starting 100 bytes before each page: always crosses one. */
+	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+		size_t off = pages[i] * 4096ul;
+		uint32_t n = 8192;
+
+		if (off >= 100)
+			off -= 100;
+		if (off + n > len)
+			n = len - off;
+		EXPECT_EQ(0, write_read_back(&p, (uintptr_t)mem + off, mr->rkey,
+					     mem + off, n, 40 + i))
+			TH_LOG("page %u", pages[i]);
+	}
+	/* Nothing else in the region changed. */
+	EXPECT_EQ(0xee, mem[len / 2 + 12345]);
+	EXPECT_EQ(0xee, mem[300 * 4096]);
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	munmap(mem, len);
+	su_pair_close(&p);
+}
+
+/* The driver's page size for the MR with @lkey, from `rdma -dd res`. */
+static long mr_page_size(uint32_t lkey)
+{
+	char line[1024], want[32], *pg;
+	long ps = -1;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "lkey 0x%x ", lkey);
+	f = popen("rdma -dd res show mr 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, want))
+			continue;
+		pg = strstr(line, "drv_page_size ");
+		if (pg)
+			ps = strtol(pg + 14, NULL, 0);
+	}
+	pclose(f);
+	return ps;
+}
+
+static long anon_huge_kb(void *addr)
+{
+	char line[256];
+	unsigned long a, b, want = (uintptr_t)addr;
+	int in = 0;
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* Only a mapping's header line starts "start-end ". */
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2) {
+			in = want >= a && want < b;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+TEST(huge_page_backed_mr)
+{
+	size_t len = 32 << 20;
+	struct ibv_mr *mr;
+	struct su_pair p;
+	uint8_t *raw, *mem, *start;
+	long huge;
+	int err, i;
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	raw = mmap(NULL, len + (2 << 20), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, raw);
+	mem = (uint8_t *)(((uintptr_t)raw + (2 << 20) - 1) & ~((2ul << 20) - 1));
+	ASSERT_EQ(0, madvise(mem, len, MADV_HUGEPAGE));
+	memset(mem, 0xee, len);
+	huge = anon_huge_kb(mem);
+	TH_LOG("AnonHugePages in the region: %ld kB", huge);
+	ASSERT_LE(2048, huge) TH_LOG("no transparent huge pages here");
+
+	/* Starting 12 KiB into a huge page, 20 MiB: crosses many. */
+	start = mem + 12288;
+	mr = ibv_reg_mr(p.pd, start, 20 << 20, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	TH_LOG("the driver maps it with %ld-byte pages", mr_page_size(mr->lkey));
+	for (i = 1; i < 10; i++) {
+		size_t off = (size_t)i * (2 << 20) - 12288 - 3000;
+
+		EXPECT_EQ(0, write_read_back(&p, (uintptr_t)start + off,
+					     mr->rkey, start + off, 6000, 60 + i))
+			TH_LOG("huge page boundary %d", i);
+	}
+	/* The MR's last bytes; one past its end is refused. */
+	EXPECT_EQ(0, write_read_back(&p, (uintptr_t)start + (20 << 20) - 5000,
+				     mr->rkey, start + (20 << 20) - 5000, 5000,
+				     70));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 5001, p.mr->lkey,
+			  (uintptr_t)start + (20 << 20) - 5000, mr->rkey));
+	EXPECT_EQ(0xee, start[(20 << 20)]);
+	EXPECT_EQ(0xee, mem[12287]);
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	munmap(raw, len + (2 << 20));
+	su_pair_close(&p);
+}
+
+TEST(mr_with_an_iova)
+{
+	const uint64_t iova = 0x5a0000000000ull;
+	struct ibv_mr *mr;
+	struct su_pair p;
+	uint8_t *mem;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	mem = aligned_alloc(4096, 1 << 20);
+	ASSERT_NE(NULL, mem);
+	memset(mem, 0xee, 1 << 20);
+	mr = ibv_reg_mr_iova(p.pd, mem, 1 << 20, iova, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+
+	/* Remote addresses are IOVAs: iova + X is mem + X. */
+	EXPECT_EQ(0, write_read_back(&p, iova + 70000, mr->rkey, mem + 70000,
+				     50000, 80));
+	/* The process address is not in the MR's range. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
+		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 64, p.mr->lkey,
+			  (uintptr_t)mem + 4096, mr->rkey));
+	EXPECT_EQ(-1, su_check_byte(mem + 4096, 64, 0xee));
+	/* That error took the pair down; a new one for the next part. */
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	su_pair_close(&p);
+
+	/* Local SGEs use the IOVA too: a READ into iova + Y lands at mem + Y. */
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err);
+	mr = ibv_reg_mr_iova(p.pd, mem, 1 << 20, iova, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	su_fill(p.buf + 4096, 30000, 81);
+	EXPECT_EQ(IBV_WC_SUCCESS,
+		  rdma_op(&p, IBV_WR_RDMA_READ, (void *)(uintptr_t)(iova + 200000),
+			  30000, mr->lkey, su_addr(&p, 4096), p.mr->rkey));
+	EXPECT_EQ(-1, su_check(mem + 200000, 30000, 81));
+	EXPECT_EQ(-1, su_check_byte(mem + 230000, 1000, 0xee));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	free(mem);
+	su_pair_close(&p);
 }
 
 TEST_HARNESS_MAIN
