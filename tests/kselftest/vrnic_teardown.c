@@ -297,6 +297,39 @@ static void msleep(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The vrnic netdev's IPv4 addresses, saved before the driver goes away and
+ * put back on the new netdev afterwards: later tests may rely on them.
+ */
+static char saved_addrs[1024];
+
+static void save_netdev_addrs(void)
+{
+	FILE *p = popen("nd=$(ls /sys/class/infiniband/vrnic0/device/net | head -n1); "
+			"ip -4 -o addr show dev \"$nd\" scope global | "
+			"awk '{printf \"%s \", $4}'", "r");
+	size_t n = 0;
+
+	saved_addrs[0] = 0;
+	if (!p)
+		return;
+	n = fread(saved_addrs, 1, sizeof(saved_addrs) - 1, p);
+	saved_addrs[n] = 0;
+	pclose(p);
+}
+
+static void restore_netdev_addrs(void)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd),
+		 "nd=$(ls /sys/class/infiniband/vrnic0/device/net | head -n1); "
+		 "ip link set \"$nd\" up; for a in %s; do "
+		 "ip addr replace \"$a\" dev \"$nd\"; done", saved_addrs);
+	if (system(cmd))
+		saved_addrs[0] = 0;
+}
+
 TEST(killed_process_leaves_nothing)
 {
 	char before[256], during[256], after[256];
@@ -420,6 +453,7 @@ TEST(rmmod_disassociates_then_reload)
 	close(pipefd[0]);
 	ASSERT_EQ(0, step) TH_LOG("child failed at step %d", step);
 
+	save_netdev_addrs();
 	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
 	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
 	for (i = 0; i < 100; i++) {
@@ -444,6 +478,7 @@ TEST(rmmod_disassociates_then_reload)
 	for (i = 0; i < 100 && !port_active(); i++)
 		msleep(100);
 	ASSERT_TRUE(port_active());
+	restore_netdev_addrs();
 }
 
 /* Child of the fatal test: 0 if DEVICE_FATAL arrived and verbs fail. */
@@ -554,6 +589,7 @@ TEST(device_fatal_reaches_users_then_reload)
 	EXPECT_NE(NULL, strstr(state, "fatal_code\t2")) TH_LOG("%s", state);
 
 	/* Unload with the process still holding the dead device. */
+	save_netdev_addrs();
 	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
 	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
 	kill(pid, SIGKILL);
@@ -569,6 +605,7 @@ TEST(device_fatal_reaches_users_then_reload)
 	for (i = 0; i < 100 && !port_active(); i++)
 		msleep(100);
 	ASSERT_TRUE(port_active());
+	restore_netdev_addrs();
 }
 
 TEST_HARNESS_MAIN
