@@ -11,7 +11,9 @@
  *   channel says EAGAIN when empty;
  * - CQ overflow: more completions than the CQ holds raise IBV_EVENT_CQ_ERR
  *   for that CQ and IBV_EVENT_QP_FATAL for the QP, the completions that
- *   fitted are intact, and other CQs of the context keep working.
+ *   fitted are intact, and other CQs of the context keep working; a QP
+ *   that later needs to complete on the broken CQ goes to ERR with
+ *   IBV_EVENT_QP_FATAL.
  */
 #include <arpa/inet.h>
 #include <sys/epoll.h>
@@ -371,6 +373,61 @@ TEST(cq_overflow_raises_cq_err)
 	EXPECT_EQ(-1, su_check(p.buf + 655360, 65536, 99));
 	EXPECT_EQ(0, ibv_destroy_qp(x[0]));
 	EXPECT_EQ(0, ibv_destroy_qp(x[1]));
+	su_pair_close(&p);
+}
+
+TEST(errored_cq_takes_down_later_qps)
+{
+	struct su_opts o = { .cqe = 2 };
+	struct ibv_qp *y[2];
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	int depth, i, err;
+
+	err = su_pair_open(&p, &o);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	depth = p.cq[0]->cqe;
+	/* y[0] sends on the CQ that is about to break; y[1] on the other. */
+	y[0] = su_create_qp(&p, p.pd, p.cq[0], p.cq[1]);
+	y[1] = su_create_qp(&p, p.pd, p.cq[1], p.cq[1]);
+	ASSERT_NE(NULL, y[0]);
+	ASSERT_NE(NULL, y[1]);
+	ASSERT_EQ(0, su_connect(&p, y[0], y[1]));
+
+	/* Overflow cq[0] through qp[0]. */
+	s = su_sge(&p, 0, 64);
+	for (i = 0; i < depth + 1; i++) {
+		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+					  IBV_SEND_SIGNALED, su_addr(&p, 4096),
+					  p.mr->rkey));
+	}
+	ASSERT_TRUE(su_wait_async(p.ctx, IBV_EVENT_CQ_ERR, p.cq[0],
+				  SU_TIMEOUT_MS));
+
+	/*
+	 * y[0] was fine until now; its next completion cannot be written:
+	 * it moves to ERR with QP_FATAL.
+	 */
+	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(y[0]));
+	su_fill(p.buf + 8192, 4096, 33);
+	s = su_sge(&p, 8192, 4096);
+	ASSERT_EQ(0, su_post_send(y[0], IBV_WR_RDMA_WRITE, 100, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 131072),
+				  p.mr->rkey));
+	EXPECT_TRUE(su_wait_async(p.ctx, IBV_EVENT_QP_FATAL, y[0],
+				  SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(y[0]));
+	/* The broken CQ shows only what fitted before it broke. */
+	for (i = 0; i < depth; i++) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+		EXPECT_EQ(i, wc.wr_id);
+	}
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 200));
+	/* y[1], on the healthy CQ, is untouched. */
+	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(y[1]));
+	EXPECT_EQ(0, ibv_destroy_qp(y[0]));
+	EXPECT_EQ(0, ibv_destroy_qp(y[1]));
 	su_pair_close(&p);
 }
 

@@ -514,6 +514,141 @@ TEST(error_flushes_the_rest)
 }
 
 /* ------------------------------------------------------------------ */
+/* SQD, inline at the maximum                                          */
+/* ------------------------------------------------------------------ */
+
+TEST(sqd_drains_then_resumes)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD,
+				 .en_sqd_async_notify = 1 };
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	int err, i;
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	su_fill(p.buf, 65536, 90);
+	s = su_sge(&p, 0, 65536);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 262144),
+				  p.mr->rkey));
+	ASSERT_EQ(0, ibv_modify_qp(p.qp[0], &a,
+				   IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY));
+	EXPECT_TRUE(su_wait_async(p.ctx, IBV_EVENT_SQ_DRAINED, p.qp[0],
+				  SU_TIMEOUT_MS));
+	/* What was posted before SQD is done. */
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(1, wc.wr_id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 262144, 65536, 90));
+	EXPECT_EQ(IBV_QPS_SQD, su_qp_state(p.qp[0]));
+
+	/* Posted in SQD: held, no byte moves ... */
+	su_fill(p.buf + 65536, 65536, 91);
+	s = su_sge(&p, 65536, 65536);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 10 + i,
+					  &s, 1, IBV_SEND_SIGNALED,
+					  su_addr(&p, 393216 + i * 65536),
+					  p.mr->rkey));
+	}
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 300));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(-1, su_check_byte(p.buf + 393216 + i * 65536, 65536, 0));
+	/* The responder still works meanwhile (its RQ is not drained). */
+	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
+
+	/* ... until RTS again. */
+	a.qp_state = IBV_QPS_RTS;
+	ASSERT_EQ(0, ibv_modify_qp(p.qp[0], &a, IBV_QP_STATE));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+		EXPECT_EQ(10 + i, wc.wr_id);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+		EXPECT_EQ(-1, su_check(p.buf + 393216 + i * 65536, 65536, 91));
+	}
+	su_pair_close(&p);
+}
+
+TEST(inline_at_the_maximum)
+{
+	static const uint32_t want[] = { 1992, 968, 456, 200, 72 };
+	struct su_opts o = {};
+	struct ibv_sge s[4];
+	struct su_pair p;
+	struct ibv_wc wc;
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = s,
+				  .send_flags = IBV_SEND_SIGNALED |
+						IBV_SEND_INLINE };
+	struct ibv_send_wr *bad;
+	uint8_t *msg;
+	uint32_t max = 0, q;
+	unsigned int i;
+	int err = -1;
+
+	/* The largest inline size the device gives a QP. */
+	for (i = 0; i < sizeof(want) / sizeof(want[0]) && err; i++) {
+		o.inline_data = want[i];
+		err = su_pair_open(&p, &o);
+		if (err)
+			su_pair_close(&p);
+	}
+	ASSERT_EQ(0, err);
+	max = p.cap.max_inline_data;
+	TH_LOG("max_inline_data %u", max);
+	ASSERT_LE(o.inline_data, max);
+	msg = malloc(max + 1);
+	ASSERT_NE(NULL, msg);
+
+	/* SEND of exactly max bytes in four inline pieces. */
+	su_fill(msg, max, 95);
+	q = max / 4;
+	for (i = 0; i < 4; i++) {
+		s[i].addr = (uintptr_t)msg + i * q;
+		s[i].length = i < 3 ? q : max - 3 * q;
+		s[i].lkey = 0;
+	}
+	wr.num_sge = 4;
+	wr.opcode = IBV_WR_SEND;
+	s[0].lkey = 0;
+	{
+		struct ibv_sge r = su_sge(&p, 65536, 4096);
+
+		ASSERT_EQ(0, su_post_recv(p.qp[1], 2, &r, 1));
+	}
+	ASSERT_EQ(0, ibv_post_send(p.qp[0], &wr, &bad));
+	memset(msg, 0, max);	/* copied at post time */
+	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(max, wc.byte_len);
+	EXPECT_EQ(-1, su_check(p.buf + 65536, max, 95));
+	EXPECT_EQ(-1, su_check_byte(p.buf + 65536 + max, 4096 - max, 0));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+
+	/* RDMA WRITE of max inline bytes. */
+	su_fill(msg, max, 96);
+	s[0].addr = (uintptr_t)msg;
+	s[0].length = max;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = su_addr(&p, 131072);
+	wr.wr.rdma.rkey = p.mr->rkey;
+	ASSERT_EQ(0, ibv_post_send(p.qp[0], &wr, &bad));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 131072, max, 96));
+
+	/* One byte more is refused before it reaches the ring. */
+	s[0].length = max + 1;
+	EXPECT_EQ(EINVAL, ibv_post_send(p.qp[0], &wr, &bad));
+	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
+	free(msg);
+	su_pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
 /* The error table (device interface 14.4), one row per variant        */
 /* ------------------------------------------------------------------ */
 
