@@ -11,12 +11,40 @@
  *   refused create leaves nothing behind;
  * - handles and mmap keys are per process: a forked process cannot
  *   destroy, modify, query or build on its parent's objects by number,
- *   nor map its parent's rings, and the parent keeps working.
+ *   nor map its parent's rings, and the parent keeps working;
+ * - doorbell pages: a dead process's page comes back to the next context
+ *   wiped, and when the pages run out a new context fails with ENOMEM,
+ *   one freed page is enough for the next, and all of them come back.
  */
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "suite_util.h"
 #include "kselftest_harness.h"
+
+/* N of /dev/infiniband/uverbsN for vrnic0, found once. */
+static int uverbs_n = -1;
+
+static void __attribute__((constructor)) find_uverbs_n(void)
+{
+	char path[300], name[64];
+	struct dirent *e;
+	DIR *d = opendir("/sys/class/infiniband_verbs");
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "uverbs", 6))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
+		if (!su_read_line(path, name, sizeof(name)) &&
+		    !strcmp(name, SU_DEV))
+			uverbs_n = atoi(e->d_name + 6);
+	}
+	closedir(d);
+}
 
 FIXTURE(vctx) {
 	struct ibv_context *ctx;
@@ -753,6 +781,153 @@ TEST(handles_and_keys_are_per_process)
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, ibv_dealloc_pd(pads[i]));
 	su_pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Doorbell pages: reused clean, and running out of them               */
+/* ------------------------------------------------------------------ */
+
+/* A bare context: the uverbs fd with GET_CONTEXT done, or -errno. */
+static int bare_context(struct vrnic_ibv_alloc_ucontext_resp *drv)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+	} c = {};
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct vrnic_ibv_alloc_ucontext_resp drv;
+	} r = {};
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/dev/infiniband/uverbs%d", uverbs_n);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	c.cmd.response = (uintptr_t)&r;
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c),
+			      sizeof(r));
+	if (err) {
+		close(fd);
+		return err;
+	}
+	close(r.core.async_fd);
+	if (drv)
+		*drv = r.drv;
+	return fd;
+}
+
+static void doorbell_marker_child(int wfd)
+{
+	struct vrnic_ibv_alloc_ucontext_resp drv;
+	volatile uint32_t *db;
+	int fd, i;
+
+	fd = bare_context(&drv);
+	CHILD_CHECK(fd >= 0);
+	db = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  drv.db_mmap_key);
+	CHILD_CHECK(db != MAP_FAILED);
+	for (i = 2; i < 1024; i++)
+		db[i] = 0xdead0000 | i;
+	CHILD_CHECK(db[700] == (0xdead0000 | 700));
+	CHILD_CHECK(write(wfd, &drv.db_page_index, 4) == 4);
+	/* Exit with the page still mapped: the kernel cleans up. */
+	_exit(0);
+}
+
+TEST(doorbell_page_reused_clean)
+{
+	struct vrnic_ibv_alloc_ucontext_resp drv;
+	volatile uint32_t *db;
+	int pipefd[2], fds[16], n = 0, st, i, found = -1;
+	uint32_t page;
+	pid_t pid;
+
+	ASSERT_LE(0, uverbs_n);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		doorbell_marker_child(pipefd[1]);
+	ASSERT_EQ(4, read(pipefd[0], &page, 4));
+	st = su_wait_child(pid, 10000);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+	/* Take contexts until one gets the dead process's page. */
+	for (n = 0; n < 16 && found < 0; n++) {
+		fds[n] = bare_context(&drv);
+		ASSERT_LE(0, fds[n]);
+		if (drv.db_page_index == page)
+			found = n;
+	}
+	ASSERT_LE(0, found) TH_LOG("page %u never came back", page);
+	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fds[found],
+		  drv.db_mmap_key);
+	ASSERT_NE(MAP_FAILED, (void *)db);
+	/* Nothing of the previous owner's: slots 1..511 all zero. */
+	for (i = 2; i < 1024; i++)
+		if (db[i])
+			break;
+	EXPECT_EQ(1024, i) TH_LOG("word %d of the reused page is %#x", i,
+				  i < 1024 ? db[i] : 0);
+	munmap((void *)db, 4096);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+TEST(contexts_run_out_cleanly)
+{
+	struct vrnic_ibv_alloc_ucontext_resp drv;
+	struct rlimit rl = { 8192, 8192 };
+	struct su_res before, full, after;
+	int *fds, n = 0, err = 0, i;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+
+	ASSERT_LE(0, uverbs_n);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, su_res_get(&before));
+	fds = calloc(4096, sizeof(int));
+	ASSERT_NE(NULL, fds);
+	while (n < 4096) {
+		err = bare_context(&drv);
+		if (err < 0)
+			break;
+		fds[n++] = err;
+	}
+	TH_LOG("%d contexts, then %s", n, strerror(-err));
+	/* One doorbell page each, from a BAR of thousands of pages at most. */
+	ASSERT_GT(4096, n);
+	EXPECT_LE(64, n);
+	EXPECT_EQ(-ENOMEM, err);
+	ASSERT_EQ(0, su_res_get(&full));
+	EXPECT_EQ(before.ctx + n, full.ctx);
+
+	/* Full: libibverbs cannot open the device either ... */
+	EXPECT_EQ(NULL, su_open());
+	/* ... one freed page is enough for one more, which works. */
+	close(fds[n / 2]);
+	ctx = NULL;
+	for (i = 0; i < 50 && !ctx; i++) {
+		ctx = su_open();
+		if (!ctx)
+			su_sleep_ms(20);
+	}
+	ASSERT_NE(NULL, ctx);
+	pd = ibv_alloc_pd(ctx);
+	EXPECT_NE(NULL, pd);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+
+	for (i = 0; i < n; i++)
+		if (i != n / 2)
+			close(fds[i]);
+	free(fds);
+	EXPECT_EQ(0, su_res_wait(&before, &after, 10000))
+		TH_LOG("ctx %ld, was %ld", after.ctx, before.ctx);
 }
 
 TEST_HARNESS_MAIN
