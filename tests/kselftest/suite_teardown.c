@@ -10,7 +10,10 @@
  *   RDMA-writes into our memory and while our SENDs to it wait in RNR
  *   retry: every WQE we had outstanding completes (in error, nothing
  *   hangs), no byte reaches our memory after its death, and our other QPs
- *   carry on.
+ *   carry on;
+ * - churn: four processes open, use (verified bytes) and drop contexts for
+ *   eight seconds, a quarter of them by exiting with everything open;
+ *   nothing is left behind.
  */
 #include <pthread.h>
 #include <sys/mman.h>
@@ -412,6 +415,110 @@ TEST(peer_process_dies_mid_traffic)
 	EXPECT_EQ(-1, su_check(p.buf + 262144, 65536, 42));
 	EXPECT_EQ(0, ibv_destroy_qp(x));
 	su_pair_close(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Churn: processes opening, using and dropping contexts in parallel   */
+/* ------------------------------------------------------------------ */
+
+#define CHURN_WORKERS 4
+#define CHURN_MS 8000
+
+/* One short life: a pair, a verified SEND and WRITE, then go. */
+static int churn_once(unsigned int seed, int clean)
+{
+	struct su_opts o = { .buf_size = 256 << 10, .cqe = 16, .send_wr = 8,
+			     .recv_wr = 8 };
+	struct su_pair p;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+	int ret = -1;
+
+	if (su_pair_open(&p, &o))
+		goto out;
+	su_fill(p.buf, 4096, seed);
+	s = su_sge(&p, 0, 4096);
+	r = su_sge(&p, 65536, 4096);
+	if (su_post_recv(p.qp[1], 1, &r, 1) ||
+	    su_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1, IBV_SEND_SIGNALED,
+			 0, 0) ||
+	    su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, &s, 1,
+			 IBV_SEND_SIGNALED, su_addr(&p, 131072), p.mr->rkey))
+		goto out;
+	if (su_poll(p.cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS ||
+	    su_check(p.buf + 65536, 4096, seed) != -1)
+		goto out;
+	if (su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS ||
+	    su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS ||
+	    su_check(p.buf + 131072, 4096, seed) != -1)
+		goto out;
+	ret = 0;
+	if (!clean)
+		_exit(0);	/* leave everything to the kernel */
+out:
+	su_pair_close(&p);
+	return ret;
+}
+
+static void churn_worker(int id, int wfd)
+{
+	long end = su_now_ms() + CHURN_MS;
+	unsigned int n = 0;
+	pid_t pid;
+	int st;
+
+	while (su_now_ms() < end) {
+		if (n % 4 == 3) {
+			/* A child that exits with everything still open. */
+			pid = fork();
+			CHILD_CHECK(pid >= 0);
+			if (!pid)
+				_exit(churn_once(id * 100000 + n, 0) ? 1 : 0);
+			st = su_wait_child(pid, 20000);
+			CHILD_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		} else {
+			CHILD_CHECK(churn_once(id * 100000 + n, 1) == 0);
+		}
+		n++;
+	}
+	CHILD_CHECK(write(wfd, &n, sizeof(n)) == sizeof(n));
+	_exit(0);
+}
+
+TEST(contexts_churn_in_parallel)
+{
+	struct su_res before, after;
+	pid_t pid[CHURN_WORKERS];
+	unsigned int n, total = 0;
+	int pipefd[2], i, st;
+
+	ASSERT_EQ(0, su_res_get(&before));
+	ASSERT_EQ(0, pipe(pipefd));
+	for (i = 0; i < CHURN_WORKERS; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i])
+			churn_worker(i, pipefd[1]);
+	}
+	close(pipefd[1]);
+	for (i = 0; i < CHURN_WORKERS; i++) {
+		st = su_wait_child(pid[i], CHURN_MS + 20000);
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			TH_LOG("worker %d: status %#x", i, st);
+	}
+	while (read(pipefd[0], &n, sizeof(n)) == sizeof(n))
+		total += n;
+	TH_LOG("%u context lives in %d processes", total, CHURN_WORKERS);
+	EXPECT_LE(CHURN_WORKERS * 4, total);
+	EXPECT_EQ(0, su_res_wait(&before, &after, 10000))
+		TH_LOG("left: ctx %ld pd %ld cq %ld qp %ld mr %ld (base %ld %ld "
+		       "%ld %ld %ld)", after.ctx, after.pd, after.cq, after.qp,
+		       after.mr, before.ctx, before.pd, before.cq, before.qp,
+		       before.mr);
+	EXPECT_EQ(0, fresh_traffic(_metadata, 5));
 }
 
 TEST_HARNESS_MAIN
