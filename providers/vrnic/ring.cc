@@ -328,6 +328,12 @@ bool CqPoller::next_locked() noexcept {
     for (;;) {
         if (!ring_.peek(&cur_))
             return false;
+        // No QP of a user context has a QPN below 2. Such an entry is not
+        // a completion: a zero page where the ring was (the kernel zaps the
+        // mapping when the device goes away) looks valid once the phase
+        // is 0. Report nothing rather than garbage.
+        if (cur_.qpn < VRNIC_QPN_MIN)
+            return false;
         uint32_t idx = ring_.ci();
         ring_.pop();
         consumed_ = true;

@@ -618,6 +618,18 @@ TEST_F(CqFixture, PollFollowsThePhaseAcrossWraps) {
     EXPECT_EQ(1000u, ci_word());
 }
 
+TEST_F(CqFixture, ZeroedRingIsNotCompletionsOnPhaseZeroPasses) {
+    ibv_wc wc[8];
+    for (uint64_t i = 0; i < 4; i++)
+        dev.produce(make_cqe(5, i, VRNIC_CQE_OP_SEND, 0));
+    ASSERT_EQ(4, cq.poll(8, wc));
+    // Second pass expects owner phase 0: what a zero page has everywhere.
+    std::memset(ring.data(), 0, ring.size());
+    EXPECT_EQ(0, cq.poll(8, wc));
+    EXPECT_EQ(4u, cq.ring().ci());
+    EXPECT_EQ(ENOENT, cq.start_poll());
+}
+
 TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     Buffer sqbuf(8 * 64), rqbuf(8 * 32);
     QpRings qp;
