@@ -12,7 +12,7 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 20000
 
-.PHONY: setup all user kernel kselftest check check-style check-unit check-fuzz check-guest \
+.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest \
 	demo bench clean
 
 setup:
@@ -29,6 +29,11 @@ kernel:
 	@if [ -f kernel/Kbuild ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules; \
 	fi
+
+# The provider into libibverbs' directory plus /etc/libibverbs.d/vrnic.driver
+# (scripts/vm does this inside the guest's overlay only).
+install: all
+	cmake --install $(CMAKE_BUILD)
 
 kselftest:
 	$(MAKE) -C tests/kselftest OUT=$(CURDIR)/build/kselftest
