@@ -299,6 +299,41 @@ static int kt_traffic(struct kt_ctx *c)
 	return err;
 }
 
+/*
+ * Kernel AHs on the device: one destroyed sleepable, one as from atomic
+ * context (the destroy command then runs from the driver's workqueue, which
+ * ib_dealloc_pd() flushes before the PD goes).
+ */
+static int kt_ah(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	struct rdma_ah_attr attr = {};
+	union ib_gid dgid = gid->gid;
+	struct ib_ah *ah[2];
+	u8 mac[ETH_ALEN];
+	int i, err;
+
+	err = rdma_read_gid_l2_fields(gid, NULL, mac);
+	if (err)
+		return err;
+	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, &dgid, 0, gid->index, 64, 0);
+	memcpy(attr.roce.dmac, mac, ETH_ALEN);
+	for (i = 0; i < 2; i++) {
+		ah[i] = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+		if (IS_ERR(ah[i])) {
+			err = PTR_ERR(ah[i]);
+			pr_err("vrnic_ktest: rdma_create_ah: %d\n", err);
+			if (i)
+				rdma_destroy_ah(ah[0], RDMA_DESTROY_AH_SLEEPABLE);
+			return err;
+		}
+	}
+	rdma_destroy_ah(ah[0], RDMA_DESTROY_AH_SLEEPABLE);
+	rdma_destroy_ah(ah[1], 0);
+	return 0;
+}
+
 static int kt_run(struct kt_ctx *c)
 {
 	struct ib_qp_init_attr init = {};
@@ -363,6 +398,8 @@ static int kt_run(struct kt_ctx *c)
 	if (!err)
 		err = kt_check(ib_modify_qp(c->qp[0], &qattr, IB_QP_STATE) ==
 			       -EINVAL, "RESET->RTS rejected");
+	if (!err)
+		err = kt_ah(c, gid);
 	if (!err)
 		err = kt_connect(c, 0, 1, gid);
 	if (!err)

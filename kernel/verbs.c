@@ -522,7 +522,7 @@ static void vrnic_ah_destroy_work(struct work_struct *work)
 	kfree(d);
 }
 
-/* Only for UD, which the 1.0 device does not have (max_ah = 0). */
+/* AHs address UD datagrams; the device keeps them although its QPs are RC. */
 int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata)
 {
@@ -712,6 +712,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.alloc_pd = vrnic_alloc_pd,
 	.alloc_ucontext = vrnic_alloc_ucontext,
 	.create_ah = vrnic_create_ah,
+	.create_user_ah = vrnic_create_ah,
 	.create_cq = vrnic_create_cq,
 	.create_qp = vrnic_create_qp,
 	.dealloc_pd = vrnic_dealloc_pd,

@@ -32,7 +32,7 @@ void Bar2::power_on(const DeviceParams& p) const {
     r->max_mr = p.max_mr;
     r->max_pd = p.max_pd;
     r->max_srq = 0;
-    r->max_ah = 0;
+    r->max_ah = p.max_ah;
     r->max_uctx = p.max_uctx();
     r->max_comp_eqs = p.max_comp_eqs();
     r->max_qp_wr = p.max_qp_wr;

@@ -32,12 +32,8 @@ const char* bad_attr_value(const DeviceState& d, uint32_t mask, const vrnic_qp_a
     if ((mask & VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY) && a.en_sqd_async_notify > 1)
         return "en_sqd_async_notify";
     if (mask & VRNIC_QP_ATTR_AV) {
-        const vrnic_av& av = a.av;
-        if (av.sgid_index >= d.params.gid_tbl_len || !d.obj->gids[av.sgid_index].valid)
-            return "sgid_index";
-        if (av.flow_label >> 20 || av.sl > 15 ||
-            (av.vlan_id != VRNIC_VLAN_NONE && av.vlan_id > 4095))
-            return "address vector";
+        if (const char* bad = bad_av(d, a.av))
+            return bad;
     }
     if ((mask & VRNIC_QP_ATTR_PATH_MTU) && (a.path_mtu < VRNIC_MTU_256 || a.path_mtu > r->max_mtu))
         return "path_mtu";
@@ -192,9 +188,12 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     q->attr.qp_state = t.target;
     qp_set_active(d, *q, true);
     if (t.target == VRNIC_QPS_SQD && from != VRNIC_QPS_SQD) {
-        // The WQE in progress (an RNR wait) finishes first; then SQ_DRAINED.
+        // What was posted before this command (the producer index now) still
+        // runs, even if the engine has not fetched it yet; then SQ_DRAINED.
+        const uint32_t pi = qp_sq_pi(d, *q);
+        q->sqd_stop = ring_index_ok(pi, q->sq_ci, q->sq_depth()) ? pi : q->sq_ci + q->rnr_waiting;
         if (q->attr.en_sqd_async_notify) {
-            if (q->rnr_waiting)
+            if (q->rnr_waiting || !q->sqd_reached())
                 q->sq_drained_pending = true;
             else
                 post_async_event(d, VRNIC_EQE_SQ_DRAINED, q->qpn);
@@ -215,7 +214,7 @@ CmdResult cmd_query_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     a = q->attr;
     a.qp_state = q->state;
     a.cur_qp_state = q->state;
-    a.sq_draining = q->state == VRNIC_QPS_SQD && q->rnr_waiting;
+    a.sq_draining = q->state == VRNIC_QPS_SQD && (q->rnr_waiting || !q->sqd_reached());
     return cmd_ok();
 }
 

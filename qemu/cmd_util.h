@@ -41,6 +41,10 @@ inline uint32_t log2_floor(uint32_t v) {
     return 31 - __builtin_clz(v);
 }
 
+// Why an address vector is unusable (bad GID index, out-of-range field), or
+// nullptr.
+const char* bad_av(const DeviceState& d, const vrnic_av& av);
+
 // Per-area handlers, dispatched from execute_command().
 CmdResult cmd_query_device(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_query_port(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
@@ -50,6 +54,8 @@ CmdResult cmd_create_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_destroy_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_dereg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_create_ah(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_destroy_ah(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_create_eq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_destroy_eq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);

@@ -21,7 +21,7 @@ CmdResult cmd_nop(DeviceState&, const vrnic_cmd&, vrnic_cmd&) {
     return cmd_ok();
 }
 CmdResult cmd_unsupported(DeviceState&, const vrnic_cmd&, vrnic_cmd&) {
-    CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "SRQ and AH are not supported (max_srq = max_ah = 0)");
+    CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "SRQs are not supported (max_srq = 0)");
 }
 
 const OpInfo* op_info(uint16_t opcode) {
@@ -46,8 +46,8 @@ const OpInfo* op_info(uint16_t opcode) {
         /* CREATE_SRQ */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "CREATE_SRQ"},
         /* MODIFY_SRQ */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "MODIFY_SRQ"},
         /* DESTROY_SRQ */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "DESTROY_SRQ"},
-        /* CREATE_AH */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "CREATE_AH"},
-        /* DESTROY_AH */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "DESTROY_AH"},
+        /* CREATE_AH */ {cmd_create_ah, sizeof(vrnic_cmd_create_ah), "CREATE_AH"},
+        /* DESTROY_AH */ {cmd_destroy_ah, sizeof(vrnic_cmd_handle), "DESTROY_AH"},
         /* SET_GID */ {cmd_set_gid, sizeof(vrnic_cmd_set_gid), "SET_GID"},
         /* CREATE_EQ */ {cmd_create_eq, sizeof(vrnic_cmd_create_eq), "CREATE_EQ"},
         /* DESTROY_EQ */ {cmd_destroy_eq, sizeof(vrnic_cmd_handle), "DESTROY_EQ"},

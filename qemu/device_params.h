@@ -15,6 +15,7 @@ struct DeviceParams {
     uint32_t max_cq = 16384;
     uint32_t max_mr = 65536;
     uint32_t max_pd = 16384;
+    uint32_t max_ah = 16384;
     uint32_t max_qp_wr = 4096;
     uint32_t max_sge = 16;
     uint32_t max_inline = 256;

@@ -30,6 +30,7 @@ struct GidEntry {
 struct Objects {
     explicit Objects(const DeviceParams& p)
         : uctxs(p.max_uctx()), pds(p.max_pd), mrs(p.max_mr), cqs(p.max_cq), qps(p.max_qp),
+          ahs(p.max_ah),
           eqs(p.max_comp_eqs()), gids(p.gid_tbl_len), page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
         kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
@@ -40,6 +41,7 @@ struct Objects {
     HandleTable<Mr> mrs;
     HandleTable<Cq> cqs;
     HandleTable<Qp> qps;
+    HandleTable<Ah> ahs;
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;
     std::vector<Uctx*> page_owner; // doorbell page -> user context

@@ -32,7 +32,13 @@ struct Uctx {
 struct Pd {
     uint32_t handle = 0;
     Uctx* uctx = nullptr;
-    uint32_t refs = 0; // MRs, QPs
+    uint32_t refs = 0; // MRs, QPs, AHs
+};
+
+struct Ah {
+    uint32_t handle = 0;
+    Pd* pd = nullptr;
+    vrnic_av av{};
 };
 
 struct Mr {
@@ -96,6 +102,8 @@ struct Qp {
     uint32_t sq_ci = 0, rq_ci = 0;
     bool comm_est_sent = false;
     bool sq_drained_pending = false;
+    // SQD: WQEs posted before the transition still run; sq_ci stops here.
+    uint32_t sqd_stop = 0;
     // RNR: the head SQ WQE waits for a receive at the responder.
     bool rnr_waiting = false;
     uint32_t rnr_retries = 0;    // timer-driven retries so far
@@ -105,6 +113,7 @@ struct Qp {
 
     uint32_t sq_depth() const { return 1u << sq_log_depth; }
     uint32_t rq_depth() const { return 1u << rq_log_depth; }
+    bool sqd_reached() const { return int32_t(sqd_stop - sq_ci) <= 0; }
     bool in_active_list = false;
 };
 

@@ -199,8 +199,8 @@ bool process_sq(DeviceState& d, Qp& qp) {
             if (!moved && d.now() < qp.rnr_deadline)
                 break;
             counted = !moved;
-        } else if (qp.state == VRNIC_QPS_SQD) {
-            break; // drained: fetch nothing new
+        } else if (qp.state == VRNIC_QPS_SQD && qp.sqd_reached()) {
+            break; // drained: fetch nothing posted after the transition
         }
         const uint32_t pi = qp_sq_pi(d, qp);
         if (!ring_index_ok(pi, qp.sq_ci, qp.sq_depth())) {
@@ -214,7 +214,8 @@ bool process_sq(DeviceState& d, Qp& qp) {
             break;
         qp.sq_ci++;
         progress = true;
-        if (qp.sq_drained_pending && qp.state == VRNIC_QPS_SQD) {
+        if (qp.sq_drained_pending && qp.state == VRNIC_QPS_SQD && !qp.rnr_waiting &&
+            qp.sqd_reached()) {
             qp.sq_drained_pending = false;
             post_async_event(d, VRNIC_EQE_SQ_DRAINED, qp.qpn);
         }

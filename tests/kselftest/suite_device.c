@@ -223,6 +223,50 @@ TEST(port_state_agrees_everywhere)
 	ibv_close_device(ctx);
 }
 
+/* AHs: created on a RoCE v2 GID, checked, and they hold their PD. */
+TEST(address_handles)
+{
+	struct ibv_ah_attr a = { .is_global = 1, .port_num = 1 };
+	struct ibv_device_attr da;
+	struct ibv_context *ctx;
+	struct ibv_ah *ah, *bad;
+	union ibv_gid gid;
+	struct ibv_pd *pd;
+	int idx;
+
+	ctx = su_open();
+	ASSERT_NE(NULL, ctx);
+	ASSERT_EQ(0, ibv_query_device(ctx, &da));
+	EXPECT_LT(0, da.max_ah);
+	pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(NULL, pd);
+	idx = su_pick_gid(ctx, &gid);
+	ASSERT_LE(0, idx);
+	a.grh.dgid = gid;
+	a.grh.sgid_index = idx;
+	a.grh.hop_limit = 64;
+	ah = ibv_create_ah(pd, &a);
+	ASSERT_NE(NULL, ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
+
+	/* RoCE needs a GRH; an empty source GID entry is refused. */
+	a.is_global = 0;
+	bad = ibv_create_ah(pd, &a);
+	EXPECT_EQ(NULL, bad);
+	if (bad)
+		ibv_destroy_ah(bad);
+	a.is_global = 1;
+	a.grh.sgid_index = 15;
+	bad = ibv_create_ah(pd, &a);
+	EXPECT_EQ(NULL, bad);
+	if (bad)
+		ibv_destroy_ah(bad);
+
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(pd));
+	EXPECT_EQ(0, ibv_destroy_ah(ah));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+	ibv_close_device(ctx);
+}
+
 /* ------------------------------------------------------------------ */
 /* GIDs following IPv4 addresses                                       */
 /* ------------------------------------------------------------------ */

@@ -397,10 +397,53 @@ TEST_F(Commands, SetGidValidation) {
     EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_SET_GID, &del, sizeof(del)));
 }
 
-TEST_F(Commands, SrqAndAhAreUnsupported) {
-    for (uint16_t op : {VRNIC_CMD_CREATE_SRQ, VRNIC_CMD_MODIFY_SRQ, VRNIC_CMD_DESTROY_SRQ,
-                        VRNIC_CMD_CREATE_AH, VRNIC_CMD_DESTROY_AH})
+TEST_F(Commands, SrqIsUnsupported) {
+    for (uint16_t op : {VRNIC_CMD_CREATE_SRQ, VRNIC_CMD_MODIFY_SRQ, VRNIC_CMD_DESTROY_SRQ})
         EXPECT_EQ(UNSUPPORTED, drv.cmd(op)) << op;
+}
+
+TEST_F(Commands, AhChecksItsAddressVectorAndHoldsItsPd) {
+    vrnic_cmd_set_gid g{};
+    g.index = 1;
+    g.gid_type = VRNIC_GID_TYPE_ROCE_V2;
+    g.flags = VRNIC_GID_F_VALID;
+    g.vlan_id = VRNIC_VLAN_NONE;
+    g.gid[15] = 1;
+    ASSERT_EQ(OK, drv.cmd(VRNIC_CMD_SET_GID, &g, sizeof(g)));
+    const uint32_t pd = drv.create_pd(0);
+    vrnic_cmd_create_ah c{};
+    c.pd = pd;
+    c.av.sgid_index = 1;
+    c.av.vlan_id = VRNIC_VLAN_NONE;
+    c.av.sl = 3;
+    vrnic_cmd r{};
+    ASSERT_EQ(OK, drv.cmd(VRNIC_CMD_CREATE_AH, &c, sizeof(c), &r));
+    const uint32_t ah = r.create_ah_resp.ah;
+    EXPECT_NE(0u, ah);
+    EXPECT_EQ(1u, counts().num_ah);
+
+    auto bad = c;
+    bad.av.sgid_index = 2; // not a valid entry
+    EXPECT_EQ(BAD_PARAM, drv.cmd(VRNIC_CMD_CREATE_AH, &bad, sizeof(bad)));
+    bad = c;
+    bad.av.sl = 16;
+    EXPECT_EQ(BAD_PARAM, drv.cmd(VRNIC_CMD_CREATE_AH, &bad, sizeof(bad)));
+    bad = c;
+    bad.av.flow_label = 1u << 20;
+    EXPECT_EQ(BAD_PARAM, drv.cmd(VRNIC_CMD_CREATE_AH, &bad, sizeof(bad)));
+    bad = c;
+    bad.reserved = 1;
+    EXPECT_EQ(BAD_PARAM, drv.cmd(VRNIC_CMD_CREATE_AH, &bad, sizeof(bad)));
+    bad = c;
+    bad.pd = pd + 100;
+    EXPECT_EQ(BAD_HANDLE, drv.cmd(VRNIC_CMD_CREATE_AH, &bad, sizeof(bad)));
+    EXPECT_EQ(1u, counts().num_ah);
+
+    EXPECT_EQ(BUSY, destroy(VRNIC_CMD_DESTROY_PD, pd));
+    EXPECT_EQ(OK, destroy(VRNIC_CMD_DESTROY_AH, ah));
+    EXPECT_EQ(BAD_HANDLE, destroy(VRNIC_CMD_DESTROY_AH, ah));
+    EXPECT_EQ(0u, counts().num_ah);
+    EXPECT_EQ(OK, destroy(VRNIC_CMD_DESTROY_PD, pd));
 }
 
 TEST_F(Commands, ResizeCqKeepsOutstandingCqes) {

@@ -20,7 +20,7 @@ TEST(DeviceLifecycle, PowerOnPublishesIdentityAndCaps) {
     EXPECT_EQ(8u, r->num_vectors);
     EXPECT_EQ(6u, r->max_comp_eqs);
     EXPECT_EQ(0u, r->max_srq);
-    EXPECT_EQ(0u, r->max_ah);
+    EXPECT_EQ(16384u, r->max_ah);
     EXPECT_EQ(uint32_t(VRNIC_ATOMIC_HCA), r->atomic_cap);
     EXPECT_EQ(uint32_t(VRNIC_PORT_ACTIVE), r->port_state);
     EXPECT_EQ(uint32_t(VRNIC_DEV_STATUS_READY), r->device_status);

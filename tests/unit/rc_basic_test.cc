@@ -435,5 +435,49 @@ TEST_F(RcWrap, ThousandsOfWqesWrapTheRings) {
     EXPECT_TRUE(drv.check_pattern(d_gpa + 63 * 64, 64, 0x13));
 }
 
+// WQEs published before MODIFY_QP(SQD) run even if the device had not
+// fetched them when it executed the command; later ones wait for RTS.
+TEST_F(RcBasic, SqdRunsWhatWasPostedBeforeItOnly) {
+    uint64_t dst_gpa;
+    MrInfo src = buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x5a);
+    MrInfo dst = buffer(4096, kRw, 0, &dst_gpa);
+    auto write = [&](uint64_t id) {
+        SendWr w;
+        w.wr_id = id;
+        w.opcode = VRNIC_WR_RDMA_WRITE;
+        w.remote_addr = dst.iova + id * 256;
+        w.rkey = dst.rkey;
+        w.sge = {sge(src, 0, 256)};
+        drv.post_send(a, w);
+    };
+    write(1);
+    write(2); // not fetched yet: the command below is handled first
+    drv.take_async_events();
+    vrnic_qp_attr x{};
+    x.qp_state = VRNIC_QPS_SQD;
+    x.en_sqd_async_notify = 1;
+    ASSERT_EQ(0u, drv.modify_qp(a, VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY, x));
+    write(3);
+    drv.run();
+    auto c = drv.poll_cq(a_cq);
+    ASSERT_EQ(2u, c.size());
+    EXPECT_EQ(1u, c[0].wr_id);
+    EXPECT_EQ(2u, c[1].wr_id);
+    auto ev = drv.take_async_events();
+    ASSERT_EQ(1u, ev.size());
+    EXPECT_EQ(VRNIC_EQE_SQ_DRAINED, ev[0].type);
+    EXPECT_EQ(0, drv.query_qp(a).sq_draining);
+    EXPECT_TRUE(drv.check_pattern(dst_gpa + 512, 256, 0x5a));
+    EXPECT_EQ(0, drv.host(dst_gpa + 768)[0]); // WQE 3 held
+    x = {};
+    x.qp_state = VRNIC_QPS_RTS;
+    ASSERT_EQ(0u, drv.modify_qp(a, VRNIC_QP_ATTR_STATE, x));
+    drv.run();
+    c = drv.poll_cq(a_cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(3u, c[0].wr_id);
+    EXPECT_TRUE(drv.check_pattern(dst_gpa + 768, 256, 0x5a));
+}
+
 } // namespace
 } // namespace vrnic::test
