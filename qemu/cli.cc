@@ -7,7 +7,7 @@ namespace vrnic {
 
 const char* cli_usage() {
     return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
-           "                   [--bar2-size BYTES] [--idle-us N] [-v]...\n"
+           "                   [--bar2-size BYTES] [--idle-us N] [--spin-us N] [-v]...\n"
            "\n"
            "The vrnic device model: serves QEMU's ivshmem-doorbell device on PATH\n"
            "(-chardev socket,path=PATH -device ivshmem-doorbell,vectors=8) and\n"
@@ -20,6 +20,9 @@ const char* cli_usage() {
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
            "  --idle-us N            poll this long without work before sleeping\n"
            "                         (the guest must then kick; default 5)\n"
+           "  --spin-us N            while no other thread waits for this one's CPU\n"
+           "                         (no involuntary context switch), poll this long\n"
+           "                         instead (default: the --idle-us value)\n"
            "  -v, --verbose          more logging (repeat for debug)\n"
            "  -q, --quiet            errors and warnings only\n"
            "  -h, --help             this text\n";
@@ -110,6 +113,15 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
                 return CliResult::error;
             }
             o->idle_us = static_cast<int64_t>(us);
+        } else if (a == "--spin-us") {
+            uint64_t us;
+            if (!size_value(&us))
+                return CliResult::error;
+            if (us > 1'000'000) {
+                *err = "--spin-us must be at most 1000000";
+                return CliResult::error;
+            }
+            o->spin_us = static_cast<int64_t>(us);
         } else {
             *err = "unknown argument '" + a + "'";
             return CliResult::error;

@@ -15,6 +15,7 @@ struct CliOptions {
     uint64_t bar2_size = 0; // 0: the interface's default
     int verbosity = 0;      // each -v raises the log level by one
     int64_t idle_us = -1;   // busy-poll window before sleeping; -1: the default
+    int64_t spin_us = -1;   // the window while the CPU is uncontended; -1: idle_us
 };
 
 enum class CliResult { ok, help, error };

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGUSR1); // the port thread's "I stopped"
+    sigaddset(&sigs, SIGUSR2); // log the poll loop's counters
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
         cfg.params.bar2_size = opt.bar2_size;
     if (opt.idle_us >= 0)
         cfg.idle_ns = static_cast<uint64_t>(opt.idle_us) * 1000;
+    cfg.spin_ns = opt.spin_us >= 0 ? static_cast<uint64_t>(opt.spin_us) * 1000 : cfg.idle_ns;
     auto port = Port::create(cfg, &err);
     if (!port) {
         LOG_ERR("%s", err.c_str());
@@ -78,7 +80,8 @@ int main(int argc, char** argv) {
     });
 
     int sig = 0;
-    sigwait(&sigs, &sig);
+    while (sigwait(&sigs, &sig) == 0 && sig == SIGUSR2)
+        port->request_stats();
     if (sig != SIGUSR1)
         LOG_INFO("%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     stop = true;

@@ -8,9 +8,61 @@
 #include <cerrno>
 #include <cstring>
 #include <poll.h>
+#include <sys/resource.h>
 #include <vector>
 
 namespace vrnic {
+
+namespace {
+
+// The busy-poll window before sleeping: the long one (PortConfig::spin_ns)
+// unless this thread was preempted lately, i.e. another thread (a vCPU)
+// wanted its core; then the short one (idle_ns) for a back-off period that
+// doubles while preemptions keep coming.
+class IdleWindow {
+  public:
+    IdleWindow(uint64_t short_ns, uint64_t long_ns) : short_(short_ns), long_(long_ns) {
+        preempted(); // the baseline count
+    }
+    uint64_t ns() const { return now_short_ ? short_ : long_; }
+    // At each decision to sleep.
+    void update(uint64_t now) {
+        if (short_ == long_)
+            return;
+        if (preempted()) {
+            backoff_ =
+                now < short_until_ + backoff_ ? std::min(backoff_ * 2, kMaxBackoff) : kMinBackoff;
+            short_until_ = now + backoff_;
+        }
+        now_short_ = now < short_until_;
+    }
+
+  private:
+    static constexpr uint64_t kMinBackoff = 100'000'000, kMaxBackoff = 5'000'000'000;
+    bool preempted() {
+        rusage ru{};
+        if (getrusage(RUSAGE_THREAD, &ru) < 0)
+            return true;
+        const bool more = ru.ru_nivcsw != nivcsw_;
+        nivcsw_ = ru.ru_nivcsw;
+        return more;
+    }
+    uint64_t short_, long_;
+    long nivcsw_ = 0;
+    uint64_t short_until_ = 0, backoff_ = kMinBackoff;
+    bool now_short_ = false;
+};
+
+} // namespace
+
+void PollStats::log(const char* why, uint64_t now) const {
+    const double secs = double(now - since_ns) / 1e9;
+    LOG_INFO("poll loop (%s): %.2f s, %llu polls with work, %llu sleeps (%llu ended by a kick), "
+             "asleep %.1f%%",
+             why, secs, (unsigned long long)work_polls, (unsigned long long)sleeps,
+             (unsigned long long)kick_wakeups,
+             secs > 0 ? 100.0 * double(sleep_ns) / double(now - since_ns) : 0.0);
+}
 
 std::unique_ptr<Port> Port::create(PortConfig cfg, std::string* err) {
     auto l = IvshmemListener::listen(cfg.socket_path, err);
@@ -77,16 +129,28 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         fds.push_back({link->doorbell_fd(v), POLLIN, 0});
 
     uint64_t last_work = monotonic_ns();
+    PollStats st;
+    st.since_ns = last_work;
+    IdleWindow window(cfg_.idle_ns, cfg_.spin_ns);
     while (!stop.load(std::memory_order_relaxed)) {
         if (dev.poll_once()) {
+            st.work_polls++;
             last_work = monotonic_ns();
             continue;
         }
         const uint64_t now = monotonic_ns();
-        if (now - last_work < cfg_.idle_ns) {
+        if (stats_requested_.exchange(false, std::memory_order_relaxed)) {
+            st.log("SIGUSR2", now);
+            st = PollStats{};
+            st.since_ns = now;
+        }
+        if (now - last_work < window.ns()) {
             __builtin_ia32_pause();
             continue;
         }
+        window.update(now);
+        if (now - last_work < window.ns())
+            continue; // contention is gone: keep polling
         // Idle: announce the sleep, then rescan once (section 8).
         dev.set_need_wakeup(true);
         if (dev.poll_once()) {
@@ -100,23 +164,30 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         wait_ns = std::min<uint64_t>(wait_ns, 100'000'000);
         timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
                     static_cast<long>(wait_ns % 1'000'000'000)};
+        st.sleeps++;
         int n = ppoll(fds.data(), fds.size(), &ts, nullptr);
         if (n < 0 && errno != EINTR) {
             LOG_ERR("poll: %s", strerror(errno));
             return false;
         }
+        bool kicked = false;
         for (size_t i = first_kick; i < fds.size(); i++)
-            if (fds[i].revents)
+            if (fds[i].revents) {
                 link->drain_doorbell(static_cast<uint32_t>(i - first_kick));
+                kicked = true;
+            }
+        st.kick_wakeups += kicked;
         bool gone = fds[0].revents && link->peer_closed();
         if (!gone && fds[1].revents)
             gone = refuse_extra_clients(*link);
         if (gone) {
+            st.log("VM disconnected", monotonic_ns());
             LOG_INFO("VM disconnected: freeing its device state");
             break;
         }
         dev.set_need_wakeup(false);
         last_work = monotonic_ns();
+        st.sleep_ns += last_work - now;
     }
     return true;
 }

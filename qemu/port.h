@@ -27,6 +27,20 @@ struct PortConfig {
     // scheduler slice (ms) before it sees the next doorbell. Measured under
     // TCG with 2 vCPUs on 2 cores: ib_write_lat 8 B 56 us at 100 us, 8 us at 5 us.
     uint64_t idle_ns = 5'000;
+    // The window while nothing else wants this thread's core (it was not
+    // preempted lately): spinning then costs no one anything.
+    uint64_t spin_ns = 5'000;
+};
+
+// Where the poll loop's time goes (for profiling; logged on SIGUSR2 and when
+// a VM disconnects).
+struct PollStats {
+    uint64_t work_polls = 0;   // poll_once() calls that found work
+    uint64_t sleeps = 0;       // idle windows that ended in ppoll()
+    uint64_t kick_wakeups = 0; // ... woken by a guest kick (BAR0 Doorbell)
+    uint64_t sleep_ns = 0;     // time in ppoll()
+    uint64_t since_ns = 0;     // start of this period
+    void log(const char* why, uint64_t now) const;
 };
 
 class Port {
@@ -38,6 +52,9 @@ class Port {
     // then too); false on an unrecoverable error.
     bool run(const std::atomic<bool>& stop, int stop_fd);
 
+    // Asks the poll loop to log its counters and start a new period.
+    void request_stats() { stats_requested_.store(true, std::memory_order_relaxed); }
+
   private:
     explicit Port(PortConfig cfg, std::unique_ptr<IvshmemListener> l)
         : cfg_(std::move(cfg)), listener_(std::move(l)) {}
@@ -48,6 +65,7 @@ class Port {
 
     PortConfig cfg_;
     std::unique_ptr<IvshmemListener> listener_;
+    std::atomic<bool> stats_requested_{false};
 };
 
 } // namespace vrnic

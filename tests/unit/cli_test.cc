@@ -13,10 +13,10 @@ CliResult parse(std::vector<std::string> a, CliOptions* o, std::string* err) {
 TEST(Cli, FullCommandLine) {
     CliOptions o;
     std::string err;
-    ASSERT_EQ(CliResult::ok,
-              parse({"--socket", "/tmp/s", "--guest-mem", "/dev/shm/g", "--guest-mem-size",
-                     "2147483648", "--bar2-size", "8M", "--idle-us", "20", "-v", "-v"},
-                    &o, &err))
+    ASSERT_EQ(CliResult::ok, parse({"--socket", "/tmp/s", "--guest-mem", "/dev/shm/g",
+                                    "--guest-mem-size", "2147483648", "--bar2-size", "8M",
+                                    "--idle-us", "20", "--spin-us", "50", "-v", "-v"},
+                                   &o, &err))
         << err;
     EXPECT_EQ("/tmp/s", o.socket_path);
     EXPECT_EQ("/dev/shm/g", o.guest_mem_path);
@@ -24,6 +24,7 @@ TEST(Cli, FullCommandLine) {
     EXPECT_EQ(8ull << 20, o.bar2_size);
     EXPECT_EQ(2, o.verbosity);
     EXPECT_EQ(20, o.idle_us);
+    EXPECT_EQ(50, o.spin_us);
 }
 
 TEST(Cli, Help) {
@@ -48,6 +49,8 @@ TEST(Cli, ErrorsNameTheProblem) {
          "power of two"},
         {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "1M", "--idle-us", "2000000"},
          "at most"},
+        {{"--socket", "s", "--guest-mem", "g", "--guest-mem-size", "1M", "--spin-us", "2000000"},
+         "--spin-us"},
         {{"--socket"}, "needs a value"},
         {{"--bogus"}, "--bogus"},
     };
