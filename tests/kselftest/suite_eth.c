@@ -17,6 +17,9 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 
@@ -29,6 +32,7 @@
 #define MCAST_GROUP	"239.77.0.1"
 #define MCAST_PORT	47123
 #define TMP_ADDR	"192.168.79.1"
+#define RT_RUNTIME	"/proc/sys/kernel/sched_rt_runtime_us"
 
 struct eth_stats {
 	uint64_t tx_packets, tx_bytes, tx_dropped, tx_errors;
@@ -252,8 +256,11 @@ static int packet_socket(int ifindex, int proto)
 	fd = socket(AF_PACKET, SOCK_RAW, htons(proto));
 	if (fd < 0)
 		return -1;
-	/* Room for a whole burst of 9 KiB receive buffers. */
+	/* Room for a whole burst of 9 KiB receive buffers, and for a burst
+	 * in flight while TX completions are held up.
+	 */
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big));
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
 		close(fd);
 		return -1;
@@ -268,14 +275,18 @@ static int send_frame(int fd, int ifindex, const uint8_t *f, uint32_t len)
 		.sll_ifindex = ifindex,
 		.sll_halen = 6,
 	};
+	long end = su_now_ms() + 5000;
 	ssize_t n;
 
 	memcpy(to.sll_addr, f, 6);
 	for (;;) {
-		n = sendto(fd, f, len, 0, (struct sockaddr *)&to, sizeof(to));
+		n = sendto(fd, f, len, MSG_DONTWAIT, (struct sockaddr *)&to,
+			   sizeof(to));
 		if (n == (ssize_t)len)
 			return 0;
-		if (n < 0 && errno == ENOBUFS) {	/* qdisc full: wait */
+		/* qdisc or socket buffer full: wait, a while */
+		if (n < 0 && (errno == ENOBUFS || errno == EAGAIN) &&
+		    su_now_ms() < end) {
 			su_sleep_ms(1);
 			continue;
 		}
@@ -390,7 +401,8 @@ FIXTURE(eth) {
 	/* what a test changed, for the teardown to put back */
 	unsigned int mtu;
 	int added_addr;
-	char old_accept[16], old_rpf[16];
+	char old_accept[16], old_rpf[16], old_rt[32];
+	int threaded;
 };
 
 FIXTURE_SETUP(eth)
@@ -445,6 +457,12 @@ FIXTURE_TEARDOWN(eth)
 		sysctl_rw(path, self->old_rpf, NULL, 0);
 	if (self->added_addr)
 		sh("ip addr del %s/24 dev %s", TMP_ADDR, self->ifname);
+	if (self->old_rt[0])
+		sysctl_rw(RT_RUNTIME, self->old_rt, NULL, 0);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/threaded",
+		 self->ifname);
+	if (self->threaded)
+		sysctl_rw(path, "0", NULL, 0);
 	if (self->fd >= 0)
 		close(self->fd);
 	if (self->tap >= 0)
@@ -622,6 +640,163 @@ TEST_F(eth, burst_beyond_rx_ring)
 	TH_LOG("%u frames sent, %u back, %llu missed by the device", sent, got,
 	       (unsigned long long)(b.rx_missed - a.rx_missed));
 	EXPECT_LT(0, got);
+	EXPECT_EQ(sent, got + b.rx_missed - a.rx_missed);
+	check_counters(_metadata, &a, &b, &t, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Holding NAPI off: the RX ring fills for certain                     */
+/* ------------------------------------------------------------------ */
+
+struct hog {
+	pthread_t thread;
+	atomic_int running;
+	atomic_int stop;
+};
+
+/*
+ * A SCHED_FIFO spinner on CPU 1: no normal task runs there meanwhile. It
+ * gives up by itself after 3 s, whatever happens to the test.
+ */
+static void *hog_main(void *arg)
+{
+	long end = su_now_ms() + 3000;
+	struct hog *h = arg;
+
+	atomic_store(&h->running, 1);
+	while (!atomic_load(&h->stop) && su_now_ms() < end)
+		;
+	return NULL;
+}
+
+static int pin(pid_t pid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static int hog_start(struct hog *h)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_attr_t at;
+	cpu_set_t set;
+	int err;
+
+	atomic_store(&h->running, 0);
+	atomic_store(&h->stop, 0);
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	pthread_attr_init(&at);
+	pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&at, SCHED_FIFO);
+	pthread_attr_setschedparam(&at, &sp);
+	pthread_attr_setaffinity_np(&at, sizeof(set), &set);
+	err = pthread_create(&h->thread, &at, hog_main, h);
+	pthread_attr_destroy(&at);
+	if (err)
+		return -err;
+	while (!atomic_load(&h->running))
+		su_sleep_ms(1);
+	return 0;
+}
+
+static void hog_stop(struct hog *h)
+{
+	atomic_store(&h->stop, 1);
+	pthread_join(h->thread, NULL);
+}
+
+/* The pid of the interface's threaded-NAPI kthread ("napi/IF-ID"). */
+static pid_t napi_thread(const char *ifname)
+{
+	char path[300], comm[64], want[IFNAMSIZ + 8];
+	struct dirent *e;
+	pid_t pid = -1;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "napi/%s-", ifname);
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while (pid < 0 && (e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (!su_read_line(path, comm, sizeof(comm)) &&
+		    !strncmp(comm, want, strlen(want)))
+			pid = atoi(e->d_name);
+	}
+	closedir(d);
+	return pid;
+}
+
+/*
+ * With the driver's NAPI (threaded) kept off the CPUs, nothing refills the
+ * RX ring: of a TX ring's worth of looped frames, the ring's worth arrives
+ * and the rest is dropped by the device and counted in rx_missed_errors.
+ * Then NAPI runs again and everything still queued comes back.
+ */
+TEST_F(eth, rx_ring_full_drops_are_counted)
+{
+	char path[256], old_rt[32] = "";
+	uint32_t len, seq, got = 0, next = 0, sent;
+	struct tap_count t = {};
+	uint8_t f[ETH_FRAME_LEN];
+	struct eth_stats a, b;
+	struct hog h;
+	pid_t napi;
+	long diff;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, feature_set(self->ifname, self->lb_bit, 1));
+	snprintf(path, sizeof(path), "/sys/class/net/%s/threaded", self->ifname);
+	ASSERT_EQ(0, sysctl_rw(path, "1", NULL, 0));
+	self->threaded = 1;
+	napi = napi_thread(self->ifname);
+	ASSERT_LT(0, napi);
+	ASSERT_EQ(0, pin(napi, 1));
+	ASSERT_EQ(0, pin(0, 0));
+	ASSERT_EQ(0, sysctl_rw(RT_RUNTIME, "-1", old_rt, sizeof(old_rt)));
+	snprintf(self->old_rt, sizeof(self->old_rt), "%s", old_rt);
+	window_open(self, &a);
+
+	ASSERT_EQ(0, hog_start(&h));
+	for (sent = 0; sent < BURST; sent++) {
+		make_frame(f, ETH_FRAME_LEN, self->mac, sent);
+		if (send_frame(self->fd, self->ifindex, f, ETH_FRAME_LEN))
+			break;
+	}
+	su_sleep_ms(500);	/* the device loops what the TX ring holds */
+	hog_stop(&h);
+	EXPECT_EQ(BURST, sent);
+
+	while (!recv_frame(self->fd, self->buf, sizeof(self->buf), &len,
+			   1000)) {
+		ASSERT_EQ(ETH_FRAME_LEN, len);
+		memcpy(&seq, self->buf + 14, 4);
+		seq = ntohl(seq);
+		ASSERT_LE(next, seq) TH_LOG("frame %u after %u", seq, next);
+		ASSERT_GT(BURST, seq);
+		diff = frame_diff(self->buf, len, self->mac, seq);
+		EXPECT_EQ(-1, diff) TH_LOG("frame %u: byte %ld", seq, diff);
+		next = seq + 1;
+		got++;
+	}
+	EXPECT_EQ(0, socket_drops(self->fd));
+	read_stats(self->ifname, &b);
+	tap_drain(self->tap, &t);
+	EXPECT_EQ(0, socket_drops(self->tap));
+	TH_LOG("%u frames sent, %u back, %llu missed by the device", sent, got,
+	       (unsigned long long)(b.rx_missed - a.rx_missed));
+	/* At least the TX ring (256) reached the device while RX (128)
+	 * could not be refilled.
+	 */
+	EXPECT_LE(RX_RING, b.rx_missed - a.rx_missed);
+	EXPECT_LE(RX_RING, got);
 	EXPECT_EQ(sent, got + b.rx_missed - a.rx_missed);
 	check_counters(_metadata, &a, &b, &t, 1);
 }
