@@ -44,7 +44,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		0
+#define VRNIC_VERSION_MINOR		1
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -285,7 +285,9 @@ struct vrnic_regs {
 	__u32 active_mtu;		/* enum vrnic_mtu */
 	__u32 max_mtu;			/* enum vrnic_mtu */
 	__u32 eq_overflow;		/* events dropped: EQ full (counter) */
-	__u8 rsvd_0dc[36];
+	__u32 eth_rx_missed;		/* 1.1: frames dropped, no RX buffer */
+	__u32 eth_rx_oversize;		/* 1.1: frames dropped, buffer short */
+	__u8 rsvd_0e4[28];
 
 	/* 0x100: liveness; incremented by the device at least every 100 ms */
 	__u64 heartbeat;
@@ -395,6 +397,7 @@ enum vrnic_cmd_opcode {
 	VRNIC_CMD_SET_GID		= 0x16,
 	VRNIC_CMD_CREATE_EQ		= 0x17,
 	VRNIC_CMD_DESTROY_EQ		= 0x18,
+	VRNIC_CMD_SET_ETH		= 0x19,	/* 1.1 */
 };
 
 /* Command status, written by the device.  Errno in the spec's table. */
@@ -732,6 +735,16 @@ struct vrnic_cmd_create_eq_resp {
 	__u32 db_slot;			/* in the kernel doorbell page */
 };
 
+/* SET_ETH flags (1.1) */
+enum vrnic_eth_flags {
+	VRNIC_ETH_F_LOOPBACK		= 1 << 0,	/* MAC loopback */
+};
+
+struct vrnic_cmd_set_eth {
+	__u32 flags;			/* VRNIC_ETH_F_* */
+	__u32 reserved;
+};
+
 struct vrnic_cmd {
 	struct vrnic_cmd_hdr hdr;
 	union {
@@ -759,6 +772,7 @@ struct vrnic_cmd {
 		struct vrnic_cmd_set_gid set_gid;
 		struct vrnic_cmd_create_eq create_eq;
 		struct vrnic_cmd_create_eq_resp create_eq_resp;
+		struct vrnic_cmd_set_eth set_eth;
 		__u8 payload[VRNIC_CMD_PAYLOAD_SIZE];
 	};
 };
@@ -1049,6 +1063,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, port_state, 0x0cc);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, active_mtu, 0x0d0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mtu, 0x0d4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eq_overflow, 0x0d8);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_missed, 0x0dc);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_oversize, 0x0e0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, heartbeat, 0x100);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, need_wakeup, 0x140);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, cmdq_ci, 0x180);
@@ -1099,6 +1115,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_ah_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_gid, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq_resp, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_eth, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd, VRNIC_CMD_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd, payload, 16);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd_reg_mr, pbl_addr, 0x18);

@@ -50,6 +50,7 @@ static const char *vrnic_cmd_name(u16 opcode)
 		[VRNIC_CMD_SET_GID] = "SET_GID",
 		[VRNIC_CMD_CREATE_EQ] = "CREATE_EQ",
 		[VRNIC_CMD_DESTROY_EQ] = "DESTROY_EQ",
+		[VRNIC_CMD_SET_ETH] = "SET_ETH",
 	};
 
 	if (opcode < ARRAY_SIZE(names) && names[opcode])

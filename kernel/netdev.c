@@ -2,7 +2,8 @@
 /*
  * vrnic Ethernet function (device interface section 17): the net_device
  * the RDMA port's RoCE GIDs are derived from. One TX and one RX ring of
- * linear frames, NAPI on vector 1, carrier from the device's port state.
+ * linear frames, NAPI on vector 1, carrier from the device's port state,
+ * MAC loopback (NETIF_F_LOOPBACK) on a 1.1 device.
  */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -31,6 +32,12 @@ struct vrnic_eth {
 	bool bad_ring;
 	atomic64_t tx_dropped;
 	atomic64_t rx_dropped;
+	/* The device's 32-bit RX drop counters, folded into 64 bits. */
+	spinlock_t stats_lock;
+	u32 hw_rx_missed;
+	u32 hw_rx_oversize;
+	u64 rx_missed;
+	u64 rx_oversize;
 };
 
 static struct vrnic_eth_desc *vrnic_eth_desc(struct vrnic_eth_ring *r, u32 i)
@@ -304,12 +311,34 @@ static int vrnic_eth_poll(struct napi_struct *napi, int budget)
 	return done;
 }
 
+/* Often enough that a 32-bit device counter cannot wrap unseen. */
+static void vrnic_eth_fold_drops(struct vrnic_eth *eth)
+{
+	struct vrnic_regs __iomem *r = eth->dev->regs;
+	unsigned long flags;
+	u32 missed, oversize;
+
+	if (eth->dev->caps.version_minor < 1)
+		return;		/* reserved words on a 1.0 device */
+	spin_lock_irqsave(&eth->stats_lock, flags);
+	missed = readl(&r->eth_rx_missed);
+	oversize = readl(&r->eth_rx_oversize);
+	eth->rx_missed += (u32)(missed - eth->hw_rx_missed);
+	eth->rx_oversize += (u32)(oversize - eth->hw_rx_oversize);
+	eth->hw_rx_missed = missed;
+	eth->hw_rx_oversize = oversize;
+	spin_unlock_irqrestore(&eth->stats_lock, flags);
+}
+
 /* Once a second: reclaim and refill even if an interrupt was lost. */
 void vrnic_eth_watchdog(struct vrnic_dev *dev)
 {
 	struct vrnic_eth *eth = dev->eth;
 
-	if (eth && eth->registered && netif_running(eth->netdev))
+	if (!eth)
+		return;
+	vrnic_eth_fold_drops(eth);
+	if (eth->registered && netif_running(eth->netdev))
 		napi_schedule(&eth->napi);
 }
 
@@ -349,15 +378,37 @@ static void vrnic_eth_get_stats64(struct net_device *netdev,
 {
 	struct vrnic_eth *eth = netdev_priv(netdev);
 	atomic64_t *c = eth->dev->counters;
+	unsigned long flags;
 
+	vrnic_eth_fold_drops(eth);
+	spin_lock_irqsave(&eth->stats_lock, flags);
+	s->rx_missed_errors = eth->rx_missed;
+	s->rx_length_errors = eth->rx_oversize;
+	spin_unlock_irqrestore(&eth->stats_lock, flags);
 	s->tx_packets = atomic64_read(&c[VRNIC_CNT_ETH_TX_PACKETS]);
 	s->tx_bytes = atomic64_read(&c[VRNIC_CNT_ETH_TX_BYTES]);
 	s->tx_errors = atomic64_read(&c[VRNIC_CNT_ETH_TX_ERRORS]);
 	s->tx_dropped = atomic64_read(&eth->tx_dropped);
 	s->rx_packets = atomic64_read(&c[VRNIC_CNT_ETH_RX_PACKETS]);
 	s->rx_bytes = atomic64_read(&c[VRNIC_CNT_ETH_RX_BYTES]);
-	s->rx_errors = atomic64_read(&c[VRNIC_CNT_ETH_RX_ERRORS]);
+	s->rx_errors = atomic64_read(&c[VRNIC_CNT_ETH_RX_ERRORS]) +
+		       s->rx_length_errors;
 	s->rx_dropped = atomic64_read(&eth->rx_dropped);
+}
+
+/* Under RTNL. Only NETIF_F_LOOPBACK is changeable (a 1.1 device). */
+static int vrnic_eth_set_features(struct net_device *netdev,
+				  netdev_features_t features)
+{
+	struct vrnic_eth *eth = netdev_priv(netdev);
+	struct vrnic_cmd_set_eth req = {};
+
+	if (!((netdev->features ^ features) & NETIF_F_LOOPBACK))
+		return 0;
+	if (features & NETIF_F_LOOPBACK)
+		req.flags = VRNIC_ETH_F_LOOPBACK;
+	return vrnic_cmd_exec(eth->dev, VRNIC_CMD_SET_ETH, &req, sizeof(req),
+			      NULL, 0);
 }
 
 static const struct net_device_ops vrnic_netdev_ops = {
@@ -365,6 +416,7 @@ static const struct net_device_ops vrnic_netdev_ops = {
 	.ndo_stop = vrnic_eth_stop,
 	.ndo_start_xmit = vrnic_eth_xmit,
 	.ndo_get_stats64 = vrnic_eth_get_stats64,
+	.ndo_set_features = vrnic_eth_set_features,
 	.ndo_validate_addr = eth_validate_addr,
 };
 
@@ -404,6 +456,7 @@ int vrnic_eth_alloc_rings(struct vrnic_dev *dev)
 	eth->dev = dev;
 	eth->netdev = netdev;
 	spin_lock_init(&eth->link_lock);
+	spin_lock_init(&eth->stats_lock);
 	atomic64_set(&eth->tx_dropped, 0);
 	atomic64_set(&eth->rx_dropped, 0);
 	eth->rx_buf_len = dev->caps.eth_max_mtu + VRNIC_ETH_HDR_MAX;
@@ -420,6 +473,9 @@ int vrnic_eth_alloc_rings(struct vrnic_dev *dev)
 	}
 
 	netdev->netdev_ops = &vrnic_netdev_ops;
+	/* Off after every reset; SET_ETH exists from interface 1.1 on. */
+	if (dev->caps.version_minor >= 1)
+		netdev->hw_features |= NETIF_F_LOOPBACK;
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = dev->caps.eth_max_mtu;
 	netdev->mtu = min_t(u32, ETH_DATA_LEN, dev->caps.eth_max_mtu);

@@ -51,9 +51,10 @@ const OpInfo* op_info(uint16_t opcode) {
         /* SET_GID */ {cmd_set_gid, sizeof(vrnic_cmd_set_gid), "SET_GID"},
         /* CREATE_EQ */ {cmd_create_eq, sizeof(vrnic_cmd_create_eq), "CREATE_EQ"},
         /* DESTROY_EQ */ {cmd_destroy_eq, sizeof(vrnic_cmd_handle), "DESTROY_EQ"},
+        /* SET_ETH */ {cmd_set_eth, sizeof(vrnic_cmd_set_eth), "SET_ETH"},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_DESTROY_EQ + 1);
-    if (opcode == 0 || opcode > VRNIC_CMD_DESTROY_EQ)
+    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_SET_ETH + 1);
+    if (opcode == 0 || opcode > VRNIC_CMD_SET_ETH)
         return nullptr;
     return &table[opcode];
 }

@@ -59,6 +59,7 @@ void Device::reset(uint32_t req) {
     d_.aeq_enabled = false;
     d_.tx_ci = d_.rx_ci = 0;
     d_.tx_stopped = d_.rx_stopped = false;
+    d_.eth_loopback = false;
     d_.irq_pending = 0;
     vrnic_regs* r = d_.regs();
     store_relaxed(&r->cmdq_ci, 0u);
@@ -67,6 +68,8 @@ void Device::reset(uint32_t req) {
     store_relaxed(&r->rx_ci, 0u);
     store_relaxed(&r->need_wakeup, 0u);
     store_relaxed(&r->eq_overflow, 0u);
+    store_relaxed(&r->eth_rx_missed, 0u);
+    store_relaxed(&r->eth_rx_oversize, 0u);
     for (uint32_t p = VRNIC_KERNEL_DB_PAGE; p <= d_.bar2.last_db_page(); p++)
         d_.bar2.zero_page(p);
     // Every fatal condition of this model is recoverable by a reset.

@@ -76,6 +76,7 @@ struct DeviceState {
     bool aeq_enabled = false;
     uint32_t tx_ci = 0, rx_ci = 0;
     bool tx_stopped = false, rx_stopped = false;
+    bool eth_loopback = false; // SET_ETH: TX frames go to our own RX
 
     std::unique_ptr<Objects> obj;
     uint64_t irq_pending = 0; // vectors to raise at the end of this pass

@@ -12,6 +12,12 @@ vrnic_eth_desc* desc_at(DeviceState& d, uint64_t base, uint32_t log_depth, uint3
     return reinterpret_cast<vrnic_eth_desc*>(d.mem.at(gpa, sizeof(vrnic_eth_desc)));
 }
 
+// A receive-side drop, counted in a register the driver folds into its
+// statistics.
+void count_drop(uint32_t* reg) {
+    store_release(reg, load_relaxed(reg) + 1);
+}
+
 } // namespace
 
 bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
@@ -35,6 +41,8 @@ bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
         const uint8_t* frame = desc.len ? d.mem.at(desc.addr, desc.len) : nullptr;
         if (desc.flags || desc.len < VRNIC_ETH_MIN_FRAME || desc.len > max_len || !frame)
             status |= VRNIC_ETH_ST_ERR;
+        else if (d.eth_loopback)
+            eth_deliver_rx(d, frame, desc.len); // sent; a drop is RX's to count
         else if (sink && !sink(frame, desc.len))
             status |= VRNIC_ETH_ST_DROPPED;
         store_release(&slot->status, status);
@@ -46,29 +54,40 @@ bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
 }
 
 bool eth_deliver_rx(DeviceState& d, const uint8_t* frame, uint32_t len) {
-    if (!d.driver_ok || d.fatal || !d.rings.rx_base || d.rx_stopped)
+    if (!d.driver_ok || d.fatal || !d.rings.rx_base)
         return false;
     vrnic_regs* r = d.regs();
+    if (d.rx_stopped) {
+        count_drop(&r->eth_rx_missed);
+        return false;
+    }
     const uint32_t pi = load_acquire(&r->rx_pi);
     if (!ring_index_ok(pi, d.rx_ci, 1u << d.rings.rx_log_depth)) {
         LOG_WARN("eth: rx_pi %u out of range (ci %u): RX stopped until reset", pi, d.rx_ci);
         d.rx_stopped = true;
+        count_drop(&r->eth_rx_missed);
         return false;
     }
-    if (pi == d.rx_ci)
-        return false; // no buffer: dropped without consuming a descriptor
+    if (pi == d.rx_ci) {
+        count_drop(&r->eth_rx_missed); // no buffer: no descriptor consumed
+        return false;
+    }
     vrnic_eth_desc* slot = desc_at(d, d.rings.rx_base, d.rings.rx_log_depth, d.rx_ci);
     vrnic_eth_desc desc;
     memcpy(&desc, slot, sizeof(desc));
-    if (len > desc.len)
-        return false; // too large for the buffer: dropped, descriptor kept
+    if (len > desc.len) {
+        count_drop(&r->eth_rx_oversize); // descriptor kept
+        return false;
+    }
     uint8_t* buf = d.mem.at(desc.addr, len);
     if (desc.flags || !buf) {
         // A bad buffer is the driver's error: consume it, flagged.
         store_relaxed(&slot->len, uint32_t(0));
         store_release(&slot->status, uint16_t(VRNIC_ETH_ST_DONE | VRNIC_ETH_ST_ERR));
     } else {
-        memcpy(buf, frame, len);
+        // In loopback both are guest memory, and a hostile guest may make
+        // them overlap.
+        memmove(buf, frame, len);
         store_relaxed(&slot->len, len);
         store_release(&slot->status, uint16_t(VRNIC_ETH_ST_DONE));
     }

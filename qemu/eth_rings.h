@@ -1,7 +1,8 @@
 // The Ethernet function's TX and RX descriptor rings (device-interface.md
 // section 17). Frame switching between VMs comes later: TX hands each valid
-// frame to a sink (none yet: frames complete DONE and are discarded) and RX
-// takes frames from whoever delivers them.
+// frame to a sink (none yet: frames complete DONE and are discarded), or in
+// MAC loopback to the device's own RX path, and RX takes frames from
+// whoever delivers them.
 #pragma once
 
 #include "device_state.h"
@@ -18,7 +19,7 @@ using FrameSink = std::function<bool(const uint8_t* frame, uint32_t len)>;
 bool eth_poll_tx(DeviceState& d, const FrameSink& sink);
 
 // Places one frame into the next posted RX buffer. False when dropped (RX
-// disabled or stopped, no buffer posted, buffer too small).
+// disabled or stopped, no buffer posted, buffer too small, bad buffer).
 bool eth_deliver_rx(DeviceState& d, const uint8_t* frame, uint32_t len);
 
 } // namespace vrnic
