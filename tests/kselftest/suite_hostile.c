@@ -489,21 +489,12 @@ TEST(crafted_wqes_and_doorbells)
 	struct victim v;
 	struct target t;
 	struct ibv_wc wc;
-	int to[2], from[2], st, failed, rounds, err;
+	int to, from, st, failed, rounds, err;
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, pipe(to));
-	ASSERT_EQ(0, pipe(from));
-	pid = fork();
+	pid = su_spawn(crafted_child, &to, &from);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(to[1]);
-		close(from[0]);
-		crafted_child(to[0], from[1]);
-	}
-	close(to[0]);
-	close(from[1]);
 	err = victim_open(&v);
 	ASSERT_EQ(0, err) TH_LOG("victim pair_open step %d", err);
 	t.sentinel = su_addr(&v.p, V_SENTINEL);
@@ -511,14 +502,14 @@ TEST(crafted_wqes_and_doorbells)
 	t.rkey = v.p.mr->rkey;
 	t.qpn[0] = v.p.qp[0]->qp_num;
 	t.qpn[1] = v.p.qp[1]->qp_num;
-	ASSERT_EQ(sizeof(t), write(to[1], &t, sizeof(t)));
+	ASSERT_EQ(sizeof(t), write(to, &t, sizeof(t)));
 
 	st = victim_run_until_exit(&v, pid, 10, 30000, &failed, &rounds);
 	EXPECT_EQ(0, failed) TH_LOG("victim round %d failed with %d", rounds,
 				    failed);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("attacker status %#x", st);
-	EXPECT_EQ(1, read(from[0], &c, 1));
+	EXPECT_EQ(1, read(from, &c, 1));
 
 	EXPECT_EQ(-1, su_check(v.p.buf + V_SENTINEL, V_SENTINEL_LEN, 0xbad));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(v.p.qp[0]));

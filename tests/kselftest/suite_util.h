@@ -11,8 +11,11 @@
 #ifndef VRNIC_SUITE_UTIL_H
 #define VRNIC_SUITE_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -70,6 +73,80 @@ static inline int su_read_line(const char *path, char *buf, size_t len)
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = 0;
+	return 0;
+}
+
+/* "pd 0 cq 0 qp 0 ..." of vrnic0 from `rdma res show`, as one line. */
+static inline int su_res_line(char *buf, size_t len)
+{
+	FILE *p = popen("rdma res show 2>&1 | grep ' " SU_DEV ": '", "r");
+	char *nl;
+
+	if (!p)
+		return -1;
+	if (!fgets(buf, len, p)) {
+		pclose(p);
+		return -1;
+	}
+	pclose(p);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
+}
+
+/*
+ * The vrnic netdev's IPv4 addresses ("a/n b/n "), saved before the driver
+ * goes away and put back on the new netdev afterwards: later tests may
+ * rely on them.
+ */
+static inline void su_save_netdev_addrs(char *buf, size_t len)
+{
+	FILE *p = popen("nd=$(ls " SU_SYS "/device/net | head -n1); "
+			"ip -4 -o addr show dev \"$nd\" scope global | "
+			"awk '{printf \"%s \", $4}'", "r");
+	size_t n;
+
+	buf[0] = 0;
+	if (!p)
+		return;
+	n = fread(buf, 1, len - 1, p);
+	buf[n] = 0;
+	pclose(p);
+}
+
+static inline void su_restore_netdev_addrs(char *buf)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd),
+		 "nd=$(ls " SU_SYS "/device/net | head -n1); "
+		 "ip link set \"$nd\" up; for a in %s; do "
+		 "ip addr replace \"$a\" dev \"$nd\"; done", buf);
+	if (system(cmd))
+		buf[0] = 0;
+}
+
+/* Port 1 of vrnic0 is ACTIVE. */
+static inline int su_port_active(void)
+{
+	char buf[64];
+
+	return !su_read_line(SU_SYS "/ports/1/state", buf, sizeof(buf)) &&
+	       !strncmp(buf, "4: ACTIVE", 9);
+}
+
+/* <project>/kernel/@ko, found from <project>/build/kselftest/<this test>. */
+static inline int su_module_path(char *path, size_t len, const char *ko)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(path, len, "%s/../../kernel/%s", dirname(exe), ko);
 	return 0;
 }
 
@@ -133,6 +210,7 @@ struct su_opts {
 	uint8_t min_rnr_timer;	/* responder, 0: 12 (0.64 ms) */
 	int no_rd_atomic;	/* responder max_dest_rd_atomic 0 (else 16) */
 	int no_connect;		/* leave both QPs in RESET */
+	int qp_ex;		/* ibv_create_qp_ex with every send op */
 };
 
 #define SU_MR_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -157,7 +235,7 @@ static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 					  struct ibv_cq *scq,
 					  struct ibv_cq *rcq)
 {
-	struct ibv_qp_init_attr a = {
+	struct ibv_qp_init_attr_ex a = {
 		.send_cq = scq,
 		.recv_cq = rcq,
 		.cap = {
@@ -169,9 +247,23 @@ static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 		},
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = p->o.sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
 	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+	struct ibv_qp *qp;
 
+	if (p->o.qp_ex) {
+		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+			IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			IBV_QP_EX_WITH_RDMA_READ |
+			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		qp = ibv_create_qp_ex(p->ctx, &a);
+	} else {
+		qp = ibv_create_qp(pd, (struct ibv_qp_init_attr *)&a);
+	}
 	if (qp)
 		p->cap = a.cap;
 	return qp;
@@ -482,6 +574,82 @@ static inline int su_uverbs_write(int fd, uint32_t command, void *cmd,
 	hdr->out_words = out_len / 4;
 	if (write(fd, cmd, cmd_len) != (ssize_t)cmd_len)
 		return -errno;
+	return 0;
+}
+
+/* N of /dev/infiniband/uverbsN for vrnic0, or -1. */
+static inline int su_uverbs_index(void)
+{
+	char path[300], name[64];
+	struct dirent *e;
+	int idx = -1;
+	DIR *d;
+
+	d = opendir("/sys/class/infiniband_verbs");
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) && idx < 0) {
+		if (strncmp(e->d_name, "uverbs", 6))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
+		if (!su_read_line(path, name, sizeof(name)) &&
+		    !strcmp(name, SU_DEV))
+			idx = atoi(e->d_name + 6);
+	}
+	closedir(d);
+	return idx;
+}
+
+/* vrnic0's uverbs character device, opened without libibverbs; or -1. */
+static inline int su_open_uverbs(void)
+{
+	char path[64];
+	int idx = su_uverbs_index();
+
+	if (idx < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/dev/infiniband/uverbs%d", idx);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * GET_CONTEXT on a fresh uverbs fd, with @drv_in_len bytes of driver
+ * input. With @core the caller gets the response and owns its async_fd;
+ * without, the async fd is closed. 0 or -errno.
+ */
+static inline int su_get_context(int fd, const void *drv_in,
+				 size_t drv_in_len,
+				 struct ib_uverbs_get_context_resp *core,
+				 struct vrnic_ibv_alloc_ucontext_resp *drv)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		uint64_t drv[2];
+	} c = {};
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct vrnic_ibv_alloc_ucontext_resp drv;
+	} r = {};
+	int err;
+
+	if (drv_in_len > sizeof(c.drv))
+		return -E2BIG;
+	c.cmd.response = (uintptr_t)&r;
+	if (drv_in_len)
+		memcpy(c.drv, drv_in, drv_in_len);
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c,
+			      sizeof(c.hdr) + sizeof(c.cmd) + drv_in_len,
+			      sizeof(r));
+	if (err)
+		return err;
+	if (core)
+		*core = r.core;
+	else
+		close(r.core.async_fd);
+	if (drv)
+		*drv = r.drv;
 	return 0;
 }
 
@@ -1046,6 +1214,42 @@ static inline int su_res_wait(const struct su_res *want, struct su_res *now,
 		_exit(1); \
 	} \
 } while (0)
+
+/*
+ * Fork a child that runs @fn(rfd, wfd) on its ends of two pipes and must
+ * not return; the parent writes to it on *@to and reads from it on *@from.
+ * The child's pid, or -1.
+ */
+static inline pid_t su_spawn(void (*fn)(int rfd, int wfd), int *to, int *from)
+{
+	int a[2], b[2];
+	pid_t pid;
+
+	if (pipe(a))
+		return -1;
+	if (pipe(b)) {
+		close(a[0]);
+		close(a[1]);
+		return -1;
+	}
+	pid = fork();
+	if (!pid) {
+		close(a[1]);
+		close(b[0]);
+		fn(a[0], b[1]);
+		_exit(1);
+	}
+	close(a[0]);
+	close(b[1]);
+	if (pid < 0) {
+		close(a[1]);
+		close(b[0]);
+		return -1;
+	}
+	*to = a[1];
+	*from = b[0];
+	return pid;
+}
 
 /* waitpid with a timeout: the child's wait status, or -1 (then killed). */
 static inline int su_wait_child(pid_t pid, int ms)

@@ -28,22 +28,7 @@ static int uverbs_n = -1;
 
 static void __attribute__((constructor)) find_uverbs_n(void)
 {
-	char path[300], name[64];
-	struct dirent *e;
-	DIR *d = opendir("/sys/class/infiniband_verbs");
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "uverbs", 6))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
-		if (!su_read_line(path, name, sizeof(name)) &&
-		    !strcmp(name, SU_DEV))
-			uverbs_n = atoi(e->d_name + 6);
-	}
-	closedir(d);
+	uverbs_n = su_uverbs_index();
 }
 
 FIXTURE(vctx) {
@@ -711,21 +696,12 @@ TEST(handles_and_keys_are_per_process)
 	struct foreign f;
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
-	int to_child[2], from_child[2], st, i, err;
+	int to_child, from_child, st, i, err;
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, pipe(to_child));
-	ASSERT_EQ(0, pipe(from_child));
-	pid = fork();
+	pid = su_spawn(foreign_child, &to_child, &from_child);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(to_child[1]);
-		close(from_child[0]);
-		foreign_child(to_child[0], from_child[1]);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
 
 	err = su_pair_open(&p, NULL);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
@@ -750,11 +726,11 @@ TEST(handles_and_keys_are_per_process)
 	f.ring_key = ccr.drv.ring_mmap_key;
 	f.ring_size = ccr.drv.ring_size;
 	f.raw_cq = ccr.core.cq_handle;
-	ASSERT_EQ(sizeof(f), write(to_child[1], &f, sizeof(f)));
+	ASSERT_EQ(sizeof(f), write(to_child, &f, sizeof(f)));
 	st = su_wait_child(pid, 20000);
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("child status %#x", st);
-	ASSERT_EQ(1, read(from_child[0], &c, 1));
+	ASSERT_EQ(1, read(from_child, &c, 1));
 
 	/* Everything of ours is intact: QPs in RTS, bytes flow. */
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[0]));
@@ -790,14 +766,6 @@ TEST(handles_and_keys_are_per_process)
 /* A bare context: the uverbs fd with GET_CONTEXT done, or -errno. */
 static int bare_context(struct vrnic_ibv_alloc_ucontext_resp *drv)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_get_context cmd;
-	} c = {};
-	struct {
-		struct ib_uverbs_get_context_resp core;
-		struct vrnic_ibv_alloc_ucontext_resp drv;
-	} r = {};
 	char path[64];
 	int fd, err;
 
@@ -805,16 +773,11 @@ static int bare_context(struct vrnic_ibv_alloc_ucontext_resp *drv)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	c.cmd.response = (uintptr_t)&r;
-	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c),
-			      sizeof(r));
+	err = su_get_context(fd, NULL, 0, NULL, drv);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	close(r.core.async_fd);
-	if (drv)
-		*drv = r.drv;
 	return fd;
 }
 
