@@ -1273,4 +1273,253 @@ static inline int su_wait_child(pid_t pid, int ms)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* A concurrent well-behaved process                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A forked process with its own context and connected pair that moves
+ * verified bytes (SEND, RDMA WRITE, RDMA READ) round after round while a
+ * test attacks the device from elsewhere. It publishes what an attacker
+ * would aim at (its keys, QP numbers and a sentinel range nobody may
+ * write), counts its rounds in memory shared with the test, and when told
+ * to stop checks that its sentinel is intact, its QPs are still in RTS and
+ * its doorbell page does not say FATAL, then runs one last round.
+ */
+#define SU_V_SENTINEL (768 << 10)	/* 256 KiB of its 1 MiB buffer */
+#define SU_V_SENTINEL_LEN (256 << 10)
+#define SU_V_SEED 0xbad
+
+struct su_target {
+	uint64_t buf;		/* its buffer, a VA in its process */
+	uint64_t sentinel;	/* buf + SU_V_SENTINEL */
+	uint32_t lkey, rkey;
+	uint32_t qpn[2];
+	uint32_t pd_handle, mr_handle;
+};
+
+struct su_verifier_state {
+	struct su_target t;
+	volatile int ready;	/* 1: target valid; -1: setup failed */
+	volatile int stop;
+	volatile int rounds;
+	volatile int failed;	/* the failing step of a round, or 0 */
+	/* The verdict, valid once the process has exited. */
+	long sentinel_bad;	/* first bad offset, or -1 */
+	int qp_state[2];
+	uint32_t db_status;
+	int stray;		/* completions nobody asked for */
+	int last_round;		/* the round after stop: 0 or its failure */
+};
+
+struct su_verifier {
+	pid_t pid;
+	struct su_verifier_state *s;
+};
+
+/* SEND 8 KiB, RDMA WRITE 64 KiB, RDMA READ 16 KiB; 0 if every byte came. */
+static inline int su_verifier_round(struct su_pair *p, unsigned int round)
+{
+	unsigned int seed = 1000 + round * 3;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+
+	su_fill(p->buf, 8192, seed);
+	memset(p->buf + 65536, 0, 8192);
+	s = su_sge(p, 0, 8192);
+	r = su_sge(p, 65536, 8192);
+	if (su_post_recv(p->qp[1], seed, &r, 1) ||
+	    su_post_send(p->qp[0], IBV_WR_SEND, seed, &s, 1,
+			 IBV_SEND_SIGNALED, 0, 0))
+		return 1;
+	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed ||
+	    wc.byte_len != 8192 || su_check(p->buf + 65536, 8192, seed) != -1)
+		return 2;
+	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed)
+		return 3;
+
+	su_fill(p->buf + 131072, 65536, seed + 1);
+	s = su_sge(p, 131072, 65536);
+	if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, seed + 1, &s, 1,
+			 IBV_SEND_SIGNALED, su_addr(p, 262144), p->mr->rkey))
+		return 4;
+	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed + 1 ||
+	    su_check(p->buf + 262144, 65536, seed + 1) != -1)
+		return 5;
+
+	su_fill(p->buf + 524288, 16384, seed + 2);
+	memset(p->buf + 589824, 0, 16384);
+	s = su_sge(p, 589824, 16384);
+	if (su_post_send(p->qp[1], IBV_WR_RDMA_READ, seed + 2, &s, 1,
+			 IBV_SEND_SIGNALED, su_addr(p, 524288), p->mr->rkey))
+		return 6;
+	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed + 2 ||
+	    su_check(p->buf + 589824, 16384, seed + 2) != -1)
+		return 7;
+	return 0;
+}
+
+/* The device status word of @ctx's doorbell page, or ~0 if unreadable. */
+static inline uint32_t su_db_status(struct ibv_context *ctx)
+{
+	struct vrnic_layout l;
+	volatile uint32_t *db;
+	uint32_t st;
+
+	if (su_query_layout(ctx->cmd_fd, &l))
+		return ~0u;
+	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ctx->cmd_fd,
+		  l.db_mmap_key);
+	if (db == MAP_FAILED)
+		return ~0u;
+	st = db[0];
+	munmap((void *)db, 4096);
+	return st;
+}
+
+static inline void su_verifier_main(struct su_verifier_state *s,
+				    pid_t parent)
+{
+	unsigned int round = 0;
+	struct su_pair p;
+	struct ibv_wc wc;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	if (!err) {
+		su_fill(p.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN, SU_V_SEED);
+		err = su_verifier_round(&p, round++);
+	}
+	if (err) {
+		fprintf(stderr, "# verifier: setup failed at %d\n", err);
+		s->ready = -1;
+		_exit(2);
+	}
+	s->t.buf = su_addr(&p, 0);
+	s->t.sentinel = su_addr(&p, SU_V_SENTINEL);
+	s->t.lkey = p.mr->lkey;
+	s->t.rkey = p.mr->rkey;
+	s->t.qpn[0] = p.qp[0]->qp_num;
+	s->t.qpn[1] = p.qp[1]->qp_num;
+	s->t.pd_handle = p.pd->handle;
+	s->t.mr_handle = p.mr->handle;
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && !s->failed) {
+		/* An orphan stops: the test that started it is gone. */
+		if (getppid() != parent)
+			_exit(3);
+		err = su_verifier_round(&p, round++);
+		if (err)
+			s->failed = err;
+		else
+			__atomic_add_fetch(&s->rounds, 1, __ATOMIC_RELEASE);
+	}
+	s->sentinel_bad = su_check(p.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN,
+				   SU_V_SEED);
+	s->qp_state[0] = su_qp_state(p.qp[0]);
+	s->qp_state[1] = su_qp_state(p.qp[1]);
+	s->db_status = su_db_status(p.ctx);
+	s->stray = ibv_poll_cq(p.cq[0], 1, &wc) + ibv_poll_cq(p.cq[1], 1, &wc);
+	s->last_round = s->failed ? -1 : su_verifier_round(&p, round++);
+	su_pair_close(&p);
+	_exit(s->failed || s->last_round || s->sentinel_bad != -1 || s->stray ||
+	      s->qp_state[0] != IBV_QPS_RTS || s->qp_state[1] != IBV_QPS_RTS ||
+	      (s->db_status & VRNIC_DB_STATUS_FATAL));
+}
+
+/* Start one and wait for its target; 0, or -1 (nothing left running). */
+static inline int su_verifier_start(struct su_verifier *v)
+{
+	pid_t parent = getpid();
+	long end;
+
+	v->s = mmap(NULL, sizeof(*v->s), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (v->s == MAP_FAILED)
+		return -1;
+	memset(v->s, 0, sizeof(*v->s));
+	v->pid = fork();
+	if (v->pid < 0) {
+		munmap(v->s, sizeof(*v->s));
+		return -1;
+	}
+	if (!v->pid)
+		su_verifier_main(v->s, parent);
+	end = su_now_ms() + 3 * SU_TIMEOUT_MS;
+	while (!__atomic_load_n(&v->s->ready, __ATOMIC_ACQUIRE) &&
+	       su_now_ms() < end)
+		su_sleep_ms(10);
+	if (v->s->ready != 1) {
+		su_wait_child(v->pid, 0);
+		munmap(v->s, sizeof(*v->s));
+		return -1;
+	}
+	return 0;
+}
+
+static inline int su_verifier_rounds(struct su_verifier *v)
+{
+	return __atomic_load_n(&v->s->rounds, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wait until it completes @n more verified rounds (0), or fails or takes
+ * longer than @ms (-1): it is still making progress, not just alive.
+ */
+static inline int su_verifier_progress(struct su_verifier *v, int n, int ms)
+{
+	int want = su_verifier_rounds(v) + n;
+	long end = su_now_ms() + ms;
+
+	while (su_now_ms() < end) {
+		if (v->s->failed)
+			return -1;
+		if (su_verifier_rounds(v) >= want)
+			return 0;
+		su_sleep_ms(5);
+	}
+	return -1;
+}
+
+/*
+ * Stop it (after @min_more further rounds) and collect its verdict into
+ * *@out; 0 if it was unharmed, else -1. Logs what went wrong on stderr.
+ */
+static inline int su_verifier_stop(struct su_verifier *v, int min_more,
+				   struct su_verifier_state *out)
+{
+	int progress = su_verifier_progress(v, min_more, 6 * SU_TIMEOUT_MS);
+	int st;
+
+	__atomic_store_n(&v->s->stop, 1, __ATOMIC_RELEASE);
+	st = su_wait_child(v->pid, 6 * SU_TIMEOUT_MS);
+	*out = *v->s;
+	munmap(v->s, sizeof(*v->s));
+	v->s = NULL;
+	if (progress || st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr,
+			"# verifier: status %#x after %d rounds: failed step %d, sentinel byte %ld, QP states %d/%d, db status %#x, %d stray CQEs, last round %d\n",
+			st, out->rounds, out->failed, out->sentinel_bad,
+			out->qp_state[0], out->qp_state[1], out->db_status,
+			out->stray, out->last_round);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * For kselftest_harness tests: stop @v, expect it unharmed after at least
+ * @more further rounds.
+ */
+#define SU_EXPECT_VERIFIER_UNHARMED(v, more) do { \
+	struct su_verifier_state vs_; \
+	EXPECT_EQ(0, su_verifier_stop(v, more, &vs_)); \
+	TH_LOG("bystander: %d verified rounds", vs_.rounds); \
+} while (0)
+
 #endif /* VRNIC_SUITE_UTIL_H */
