@@ -9,6 +9,13 @@
  *   hand-built QP completes right after the kick;
  * - create_qp udata: reserved fields, comp_mask, strides are checked, and a
  *   refused create leaves nothing behind;
+ * - counts no device has (CQ depths and QP capabilities at 0, 2^31,
+ *   UINT32_MAX, max + 1), QP types other than RC, driver input where a
+ *   verb takes none (ALLOC_PD, REG_MR, extended MODIFY_QP), comp_mask and
+ *   reserved bits of RESIZE_CQ, access flags and ranges REG_MR cannot
+ *   serve, unknown handles: each refused with the conventional errno,
+ *   leaving nothing behind; a response buffer without room for the
+ *   driver's part gets not one byte past its end;
  * - handles and mmap keys are per process: a forked process cannot
  *   destroy, modify, query or build on its parent's objects by number,
  *   nor map its parent's rings, and the parent keeps working;
@@ -1032,6 +1039,7 @@ static int raw_ex_modify_qp(int fd, uint32_t qp, uint32_t mask, int state,
 	c.cmd.base.qp_handle = qp;
 	c.cmd.base.attr_mask = mask;
 	c.cmd.base.qp_state = state;
+	c.cmd.base.port_num = 1;
 	c.drv = drv;
 	if (write(fd, &c, len) != (ssize_t)len)
 		return -errno;
@@ -1040,6 +1048,8 @@ static int raw_ex_modify_qp(int fd, uint32_t qp, uint32_t mask, int state,
 
 TEST_F(vctx, verbs_without_driver_input)
 {
+	const uint32_t to_init = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
 	struct ibv_device_attr da;
 	struct su_res before, now;
 	uint32_t pd, mr;
@@ -1093,24 +1103,27 @@ TEST_F(vctx, verbs_without_driver_input)
 	qa.send_cq = qa.recv_cq = cq;
 	qp = ibv_create_qp(ipd, &qa);
 	ASSERT_NE(NULL, qp);
+	EXPECT_EQ(-EINVAL, raw_ex_modify_qp(self->fd, qp->handle, to_init,
+					    IBV_QPS_INIT, 5));
+	EXPECT_EQ(-EOPNOTSUPP, raw_ex_modify_qp(self->fd, qp->handle,
+						to_init | IBV_QP_CAP,
+						IBV_QPS_INIT, 0));
+	EXPECT_EQ(-EOPNOTSUPP, raw_ex_modify_qp(self->fd, qp->handle,
+						to_init | (1u << 30),
+						IBV_QPS_INIT, 0));
+	/* RESET to ERR is not a transition the verbs allow. */
 	EXPECT_EQ(-EINVAL, raw_ex_modify_qp(self->fd, qp->handle, IBV_QP_STATE,
-					    IBV_QPS_ERR, 5));
-	EXPECT_EQ(-EOPNOTSUPP, raw_ex_modify_qp(self->fd, qp->handle,
-						IBV_QP_STATE | IBV_QP_CAP,
-						IBV_QPS_ERR, 0));
-	EXPECT_EQ(-EOPNOTSUPP, raw_ex_modify_qp(self->fd, qp->handle,
-						IBV_QP_STATE | (1u << 30),
-						IBV_QPS_ERR, 0));
+					    IBV_QPS_ERR, 0));
 	EXPECT_EQ(IBV_QPS_RESET, su_qp_state(qp));
 	/* Unknown handles. */
-	EXPECT_EQ(-ENOENT, raw_ex_modify_qp(self->fd, UINT32_MAX, IBV_QP_STATE,
-					    IBV_QPS_ERR, 0));
+	EXPECT_EQ(-ENOENT, raw_ex_modify_qp(self->fd, UINT32_MAX, to_init,
+					    IBV_QPS_INIT, 0));
 	EXPECT_EQ(-ENOENT, cmd_destroy_cq(self->fd, UINT32_MAX));
 	EXPECT_EQ(-ENOENT, cmd_dereg_mr(self->fd, 0x7fffffff));
 	/* The well-formed call works. */
-	EXPECT_EQ(0, raw_ex_modify_qp(self->fd, qp->handle, IBV_QP_STATE,
-				      IBV_QPS_ERR, 0));
-	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(qp));
+	EXPECT_EQ(0, raw_ex_modify_qp(self->fd, qp->handle, to_init,
+				      IBV_QPS_INIT, 0));
+	EXPECT_EQ(IBV_QPS_INIT, su_qp_state(qp));
 	EXPECT_EQ(0, ibv_destroy_qp(qp));
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
 	EXPECT_EQ(0, ibv_dealloc_pd(ipd));
