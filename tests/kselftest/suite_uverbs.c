@@ -863,12 +863,18 @@ TEST_F(vctx, cq_counts_and_udata)
 				   &resp));
 	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
 	/*
-	 * A response buffer with no room for the driver's part: the kernel
-	 * writes the core part and not one byte more.
+	 * Response buffers with no room, or room for 8 bytes, for the
+	 * driver's part: the kernel writes what fits and not one byte more.
 	 */
 	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, sizeof(drv), core,
 				   &resp));
 	EXPECT_EQ(-1, su_check_byte(&resp.drv, sizeof(resp.drv) + 16, 0xa5));
+	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, sizeof(drv),
+				   core + 8, &resp));
+	EXPECT_EQ(0U, resp.drv.comp_mask);
+	EXPECT_EQ(-1, su_check_byte((uint8_t *)&resp.drv + 8,
+				    sizeof(resp.drv) - 8 + 16, 0xa5));
 	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
 
 	/* RESIZE_CQ on a provider CQ: counts and udata checked alike. */
