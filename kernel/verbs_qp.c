@@ -104,8 +104,7 @@ static void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq)
 		rdma_user_mmap_entry_remove(wq->entry);
 	wq->entry = NULL;
 	vrnic_dma_free(dev, &wq->ring);
-	if (wq->wrid)
-		vrnic_poison(wq->wrid, sizeof(*wq->wrid) << wq->log_depth);
+	vrnic_poison(wq->wrid, sizeof(*wq->wrid) << wq->log_depth);
 	kfree(wq->wrid);
 	wq->wrid = NULL;
 }
