@@ -143,6 +143,7 @@ void vrnic_cmdq_complete(struct vrnic_dev *dev)
 		slot = q->ci & (q->depth - 1);
 		w = q->wait[slot];
 		if (w) {
+			vrnic_check(!w->finished);
 			memcpy(&w->entry, &ring[slot], sizeof(w->entry));
 			w->finished = true;
 			complete(&w->done);
@@ -249,8 +250,10 @@ int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
 	entry->hdr.seq = seq;
 	if (req_len)
 		memcpy(entry->payload, req, req_len);
+	vrnic_check(!q->wait[idx & (q->depth - 1)]);
 	q->wait[idx & (q->depth - 1)] = &w;
 	q->pi = idx + 1;
+	vrnic_check((u32)(q->pi - q->ci) <= q->depth);
 	dma_wmb();	/* the entry before the producer index */
 	writel(q->pi, &dev->regs->cmdq_pi);
 	vrnic_kick(dev, VRNIC_KICK_CMD);

@@ -29,6 +29,12 @@ module_param_named(heartbeat_timeout_ms, vrnic_heartbeat_timeout_ms, uint,
 MODULE_PARM_DESC(heartbeat_timeout_ms,
 		 "Heartbeat silence in ms after which the device is considered dead (default 5000)");
 
+/* Read-only: tells a test run which build it has loaded. */
+static bool vrnic_debug_checks = VRNIC_DEBUG_CHECKS;
+module_param_named(debug_checks, vrnic_debug_checks, bool, 0444);
+MODULE_PARM_DESC(debug_checks,
+		 "Built with the driver's invariant checks (make kernel VRNIC_DEBUG=1)");
+
 static const struct pci_device_id vrnic_pci_table[] = {
 	{ PCI_DEVICE(VRNIC_PCI_VENDOR_ID, VRNIC_PCI_DEVICE_ID) },
 	{ }

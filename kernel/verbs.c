@@ -323,6 +323,7 @@ void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 
 	if (entry->type == VRNIC_MMAP_DMA)
 		vrnic_dma_free(entry->dev, &entry->buf);
+	vrnic_poison(entry, sizeof(*entry));
 	kfree(entry);
 }
 
@@ -519,6 +520,7 @@ static void vrnic_ah_destroy_work(struct work_struct *work)
 						  work);
 
 	vrnic_cmd_destroy(d->dev, VRNIC_CMD_DESTROY_AH, d->handle);
+	vrnic_poison(d, sizeof(*d));
 	kfree(d);
 }
 

@@ -175,12 +175,16 @@ int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 		return err;
 	/* No new EQEs name this CQ; wait for handlers still using it. */
 	xa_erase_irq(&dev->cq_xa, cq->cqn);
+	vrnic_check(refcount_read(&cq->refcount) >= 1);
 	vrnic_cq_put(cq);
 	wait_for_completion(&cq->free);
+	vrnic_check(!refcount_read(&cq->refcount));
 
 	if (cq->ring_entry)
 		rdma_user_mmap_entry_remove(cq->ring_entry);
 	vrnic_dma_free(dev, &cq->ring);
+	/* Nobody looks at the driver's part again; the core frees it. */
+	vrnic_poison(&cq->ibcq + 1, sizeof(*cq) - sizeof(cq->ibcq));
 	return 0;
 }
 
@@ -270,6 +274,7 @@ static struct vrnic_cqe *vrnic_cq_head(struct vrnic_cq *cq)
 	struct vrnic_cqe *cqe;
 	u8 owner;
 
+	vrnic_assert_spin_held(&cq->lock);
 	cqe = (struct vrnic_cqe *)cq->ring.va +
 	      (cq->ci & ((1U << cq->log_depth) - 1));
 	owner = READ_ONCE(cqe->owner);
@@ -311,6 +316,7 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	struct vrnic_qp *qp;
 	u64 wr_id;
 
+	vrnic_assert_spin_held(&cq->lock);
 	switch (cqe->opcode) {
 	case VRNIC_CQE_OP_SEND:
 	case VRNIC_CQE_OP_RDMA_WRITE:

@@ -221,6 +221,7 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		return err;
 	/* No access through the MR is in progress: unpin. */
 	ib_umem_release(mr->umem);
+	vrnic_poison(mr, sizeof(*mr));
 	kfree(mr);
 	return 0;
 }

@@ -104,6 +104,7 @@ static void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq)
 		rdma_user_mmap_entry_remove(wq->entry);
 	wq->entry = NULL;
 	vrnic_dma_free(dev, &wq->ring);
+	vrnic_poison(wq->wrid, sizeof(*wq->wrid) << wq->log_depth);
 	kfree(wq->wrid);
 	wq->wrid = NULL;
 }
@@ -315,12 +316,16 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_irq(&dev->qp_xa, qp->qpn);
 	if (!qp->user)
 		vrnic_qp_sync_pollers(qp);
+	vrnic_check(refcount_read(&qp->refcount) >= 1);
 	vrnic_qp_put(qp);
 	wait_for_completion(&qp->free);
+	vrnic_check(!refcount_read(&qp->refcount));
 
 	/* The device no longer touches the rings. */
 	vrnic_wq_free(dev, &qp->rq);
 	vrnic_wq_free(dev, &qp->sq);
+	/* Nobody looks at the driver's part again; the core frees it. */
+	vrnic_poison(&qp->ibqp + 1, sizeof(*qp) - sizeof(qp->ibqp));
 	return 0;
 }
 
@@ -404,6 +409,25 @@ static int vrnic_fill_modify(const struct ib_qp_attr *attr, int mask,
 	return 0;
 }
 
+/* The device took MODIFY_QP to @new: cache it. */
+static void vrnic_qp_set_state(struct vrnic_qp *qp, enum ib_qp_state new)
+{
+	unsigned long flags;
+
+	vrnic_assert_mutex_held(&qp->state_lock);
+	vrnic_check(new >= IB_QPS_RESET && new <= IB_QPS_ERR);
+	WRITE_ONCE(qp->state, new);
+	if (new == IB_QPS_RESET && !qp->user) {
+		/* The device discarded everything outstanding. */
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		qp->sq.ci = qp->sq.pi;
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		spin_lock_irqsave(&qp->rq.lock, flags);
+		qp->rq.ci = qp->rq.pi;
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+	}
+}
+
 int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		    int attr_mask, struct ib_udata *udata)
 {
@@ -411,7 +435,6 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_cmd_modify_qp req = {};
 	enum ib_qp_state cur, new;
-	unsigned long flags;
 	int err;
 
 	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -440,18 +463,8 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (err)
 		goto out;
 
-	if (attr_mask & IB_QP_STATE) {
-		WRITE_ONCE(qp->state, new);
-		if (new == IB_QPS_RESET && !qp->user) {
-			/* The device discarded everything outstanding. */
-			spin_lock_irqsave(&qp->sq.lock, flags);
-			qp->sq.ci = qp->sq.pi;
-			spin_unlock_irqrestore(&qp->sq.lock, flags);
-			spin_lock_irqsave(&qp->rq.lock, flags);
-			qp->rq.ci = qp->rq.pi;
-			spin_unlock_irqrestore(&qp->rq.lock, flags);
-		}
-	}
+	if (attr_mask & IB_QP_STATE)
+		vrnic_qp_set_state(qp, new);
 out:
 	mutex_unlock(&qp->state_lock);
 	return err;
@@ -528,8 +541,11 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 /* Kernel data path                                                    */
 /* ------------------------------------------------------------------ */
 
+/* The slot of @idx, about to be written: never one still outstanding. */
 static void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
 {
+	vrnic_assert_spin_held(&wq->lock);
+	vrnic_check((u32)(idx - wq->ci) < (1U << wq->log_depth));
 	return wq->ring.va +
 	       ((size_t)(idx & ((1U << wq->log_depth) - 1)) << wq->wqe_shift);
 }
@@ -538,9 +554,13 @@ static void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
 bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx, u64 *wr_id)
 {
 	struct vrnic_wq *wq = send ? &qp->sq : &qp->rq;
+	struct ib_cq *cq = send ? qp->ibqp.send_cq : qp->ibqp.recv_cq;
 	bool ok;
 
+	/* The CQ's lock keeps the QP from being destroyed meanwhile. */
+	vrnic_assert_spin_held(&to_vcq(cq)->lock);
 	spin_lock(&wq->lock);
+	vrnic_check((u32)(wq->pi - wq->ci) <= (1U << wq->log_depth));
 	ok = (u32)(wqe_idx - wq->ci) < (u32)(wq->pi - wq->ci);
 	if (ok) {
 		*wr_id = wq->wrid[wqe_idx & ((1U << wq->log_depth) - 1)];
@@ -558,6 +578,7 @@ static int vrnic_build_inline(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	u32 total = 0;
 	int i;
 
+	vrnic_assert_spin_held(&qp->sq.lock);
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
@@ -588,6 +609,7 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
 	int i;
 
+	vrnic_assert_spin_held(&qp->sq.lock);
 	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
 	hdr->wr_id = wr->wr_id;
 	switch (wr->opcode) {

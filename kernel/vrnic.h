@@ -25,6 +25,8 @@
 #include <vrnic_dev.h>
 #include <rdma/vrnic-abi.h>
 
+#include "debug.h"
+
 #define DRV_NAME		"vrnic"
 #define VRNIC_DRV_VERSION	((VRNIC_VERSION_MAJOR << 16) | VRNIC_VERSION_MINOR)
 

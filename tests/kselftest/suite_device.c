@@ -18,30 +18,6 @@
 #include "suite_util.h"
 #include "kselftest_harness.h"
 
-/* uverbsN of vrnic0, or -1. */
-static int uverbs_index(void)
-{
-	char path[PATH_MAX], name[64];
-	struct dirent *e;
-	int idx = -1;
-	DIR *d;
-
-	d = opendir("/sys/class/infiniband_verbs");
-	if (!d)
-		return -1;
-	while ((e = readdir(d)) && idx < 0) {
-		if (strncmp(e->d_name, "uverbs", 6))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
-		if (!su_read_line(path, name, sizeof(name)) &&
-		    !strcmp(name, SU_DEV))
-			idx = atoi(e->d_name + 6);
-	}
-	closedir(d);
-	return idx;
-}
-
 /* The netdev `rdma link show vrnic0/1` names. */
 static int link_netdev(char *name, size_t len, char *state, size_t slen)
 {
@@ -135,7 +111,7 @@ TEST(uverbs_char_device)
 	struct stat st, fst;
 	int idx, n, i, found = 0;
 
-	idx = uverbs_index();
+	idx = su_uverbs_index();
 	ASSERT_LE(0, idx) TH_LOG("no infiniband_verbs entry for " SU_DEV);
 
 	/* sysfs dev numbers are the /dev/infiniband node's. */

@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hostile user space harms only itself. While this process (the victim)
- * moves verified bytes between its own QPs, a forked process:
- * - writes garbage straight into every uverbs mapping it has (its
+ * Hostile user space harms only itself. A forked bystander (su_verifier:
+ * its own context, moving verified bytes round after round) runs through
+ * every test here while this process or its children:
+ * - write garbage straight into every uverbs mapping they have (their
  *   doorbell page, SQ/RQ rings, CQ rings: found in /proc/self/maps),
- *   kicks the model and keeps posting on the wrecked queues;
- * - hand-crafts WQEs on its own raw QPs naming the victim's lkey, rkey and
- *   addresses, connects to the victim's QP number, writes malformed WQEs
- *   and producer indices past the ring, scribbles over unassigned slots.
- * The victim's traffic never fails, its memory is never touched, its QPs
- * stay in RTS, the device never goes fatal, and the attacker sees the
+ *   kick the model and keep posting on the wrecked queues;
+ * - hand-craft WQEs on their own raw QPs naming the bystander's lkey, rkey
+ *   and addresses, connect to the bystander's QP numbers, write malformed
+ *   WQEs and producer indices past the ring, scribble over unassigned
+ *   slots;
+ * - publish stale producer and consumer indices (rewound, replayed);
+ * - name MRs of another PD, addresses one byte outside a registered range
+ *   and atomics on unaligned addresses;
+ * - unmap a registered buffer, or exit, while the device writes into it.
+ * The bystander's traffic never fails, its memory is never touched, its
+ * QPs stay in RTS, the device never goes fatal, and the attacker sees the
  * errors the device interface specifies for its own QPs.
  */
 #include <sys/mman.h>
@@ -17,123 +23,35 @@
 #include "suite_util.h"
 #include "kselftest_harness.h"
 
-/* ------------------------------------------------------------------ */
-/* The victim                                                          */
-/* ------------------------------------------------------------------ */
-
-#define V_SENTINEL (768 << 10)	/* 256 KiB nobody may write */
-#define V_SENTINEL_LEN (256 << 10)
-
-struct victim {
-	struct su_pair p;
-	unsigned int round;
-};
-
-/* SEND 8 KiB, RDMA WRITE 64 KiB, RDMA READ 16 KiB; 0 if every byte came. */
-static int victim_round(struct victim *v)
-{
-	struct su_pair *p = &v->p;
-	unsigned int seed = 1000 + v->round++ * 3;
-	struct ibv_sge s, r;
-	struct ibv_wc wc;
-
-	su_fill(p->buf, 8192, seed);
-	memset(p->buf + 65536, 0, 8192);
-	s = su_sge(p, 0, 8192);
-	r = su_sge(p, 65536, 8192);
-	if (su_post_recv(p->qp[1], seed, &r, 1) ||
-	    su_post_send(p->qp[0], IBV_WR_SEND, seed, &s, 1,
-			 IBV_SEND_SIGNALED, 0, 0))
-		return -1;
-	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
-	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed ||
-	    wc.byte_len != 8192 || su_check(p->buf + 65536, 8192, seed) != -1)
-		return -2;
-	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
-	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed)
-		return -3;
-
-	su_fill(p->buf + 131072, 65536, seed + 1);
-	s = su_sge(p, 131072, 65536);
-	if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, seed + 1, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(p, 262144), p->mr->rkey))
-		return -4;
-	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
-	    wc.status != IBV_WC_SUCCESS ||
-	    su_check(p->buf + 262144, 65536, seed + 1) != -1)
-		return -5;
-
-	su_fill(p->buf + 524288, 16384, seed + 2);
-	memset(p->buf + 589824, 0, 16384);
-	s = su_sge(p, 589824, 16384);
-	if (su_post_send(p->qp[1], IBV_WR_RDMA_READ, seed + 2, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(p, 524288), p->mr->rkey))
-		return -6;
-	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
-	    wc.status != IBV_WC_SUCCESS ||
-	    su_check(p->buf + 589824, 16384, seed + 2) != -1)
-		return -7;
-	return 0;
-}
-
-static int victim_open(struct victim *v)
-{
-	int err;
-
-	memset(v, 0, sizeof(*v));
-	err = su_pair_open(&v->p, NULL);
-	if (err)
-		return err;
-	su_fill(v->p.buf + V_SENTINEL, V_SENTINEL_LEN, 0xbad);
-	return 0;
-}
-
-/* The device status word of the victim's doorbell page. */
-static uint32_t victim_db_status(struct victim *v)
-{
-	struct vrnic_layout l;
-	volatile uint32_t *db;
-	uint32_t st;
-
-	if (su_query_layout(v->p.ctx->cmd_fd, &l))
-		return ~0u;
-	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, v->p.ctx->cmd_fd,
-		  l.db_mmap_key);
-	if (db == MAP_FAILED)
-		return ~0u;
-	st = db[0];
-	munmap((void *)db, 4096);
-	return st;
-}
-
 /*
- * Run victim rounds until @pid exits (at least @min_rounds, at most
- * @max_ms); then its exit status, -1 on a failed round (in *@failed).
+ * Wait for the attacker @pid to exit while the bystander keeps going;
+ * the attacker's wait status, or -1.
  */
-static int victim_run_until_exit(struct victim *v, pid_t pid, int min_rounds,
-				 long max_ms, int *failed, int *rounds)
+static int wait_attacker(struct su_verifier *v, pid_t pid, long ms)
 {
-	long end = su_now_ms() + max_ms;
-	int st = -1, done = 0;
+	long end = su_now_ms() + ms;
+	int st;
 
-	*failed = 0;
-	*rounds = 0;
 	while (su_now_ms() < end) {
-		int err = victim_round(v);
-
-		if (err) {
-			*failed = err;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		if (v->s->failed)
 			break;
-		}
-		(*rounds)++;
-		if (!done && waitpid(pid, &st, WNOHANG) == pid)
-			done = 1;
-		if (done && *rounds >= min_rounds)
-			break;
+		su_sleep_ms(10);
 	}
-	if (!done)
-		st = su_wait_child(pid, 5000);
-	return st;
+	return su_wait_child(pid, 0);
+}
+
+/* A fresh pair in a new context works: the device still serves. */
+static int fresh_pair_works(void)
+{
+	struct su_pair p;
+	int err = su_pair_open(&p, NULL);
+
+	if (!err)
+		err = su_verifier_round(&p, 77) ? -100 : 0;
+	su_pair_close(&p);
+	return err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -270,11 +188,12 @@ static void garbage_child(int ready_fd, long ms)
 
 TEST(garbage_in_own_mappings)
 {
-	struct victim v;
-	int pipefd[2], st, failed, rounds, err;
+	struct su_verifier v;
+	int pipefd[2], st;
 	pid_t pid;
 	char c;
 
+	ASSERT_EQ(0, su_verifier_start(&v));
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -283,44 +202,19 @@ TEST(garbage_in_own_mappings)
 		garbage_child(pipefd[1], 3000);
 	}
 	close(pipefd[1]);
-	err = victim_open(&v);
-	ASSERT_EQ(0, err) TH_LOG("victim pair_open step %d", err);
-	ASSERT_EQ(0, victim_round(&v));
 	ASSERT_EQ(1, read(pipefd[0], &c, 1)) TH_LOG("the attacker never got ready");
-
-	st = victim_run_until_exit(&v, pid, 20, 20000, &failed, &rounds);
-	EXPECT_EQ(0, failed) TH_LOG("victim round %d failed with %d", rounds,
-				    failed);
+	/* The bystander makes progress while the attacker is at it. */
+	EXPECT_EQ(0, su_verifier_progress(&v, 5, 3 * SU_TIMEOUT_MS));
+	st = wait_attacker(&v, pid, 20000);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("attacker status %#x", st);
-	TH_LOG("%d verified victim rounds while the attacker ran", rounds);
-
-	/* After the attacker is gone: still whole. */
-	EXPECT_EQ(-1, su_check(v.p.buf + V_SENTINEL, V_SENTINEL_LEN, 0xbad));
-	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(v.p.qp[0]));
-	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(v.p.qp[1]));
-	EXPECT_EQ(0, victim_db_status(&v) & VRNIC_DB_STATUS_FATAL);
-	EXPECT_EQ(0, victim_round(&v));
-	su_pair_close(&v.p);
-
-	/* And the device serves a new context. */
-	err = victim_open(&v);
-	ASSERT_EQ(0, err);
-	EXPECT_EQ(0, victim_round(&v));
-	su_pair_close(&v.p);
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 5);
+	EXPECT_EQ(0, fresh_pair_works());
 }
 
 /* ------------------------------------------------------------------ */
 /* Crafted WQEs and doorbells on raw QPs                               */
 /* ------------------------------------------------------------------ */
-
-struct target {
-	uint64_t sentinel;	/* victim VA */
-	uint32_t lkey, rkey;
-	uint32_t qpn[2];
-	union ibv_gid gid;
-	int gid_index;
-};
 
 struct attacker {
 	struct ibv_context *ctx;
@@ -330,6 +224,38 @@ struct attacker {
 	union ibv_gid gid;
 	int gid_index;
 };
+
+/* Context, PD, a 1 MiB MR of 0x77 bytes; 0 or the failing step. */
+static int attacker_open(struct attacker *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->ctx = su_open();
+	if (!a->ctx)
+		return 1;
+	a->gid_index = su_pick_gid(a->ctx, &a->gid);
+	if (a->gid_index < 0)
+		return 2;
+	a->pd = ibv_alloc_pd(a->ctx);
+	if (!a->pd)
+		return 3;
+	a->buf = aligned_alloc(4096, 1 << 20);
+	if (!a->buf)
+		return 4;
+	memset(a->buf, 0x77, 1 << 20);
+	a->mr = ibv_reg_mr(a->pd, a->buf, 1 << 20, SU_MR_ALL);
+	return a->mr ? 0 : 5;
+}
+
+static void attacker_close(struct attacker *a)
+{
+	if (a->mr)
+		ibv_dereg_mr(a->mr);
+	free(a->buf);
+	if (a->pd)
+		ibv_dealloc_pd(a->pd);
+	if (a->ctx)
+		ibv_close_device(a->ctx);
+}
 
 /* A fresh pair of raw QPs, connected to each other. */
 static int raw_pair(struct attacker *a, struct su_raw *x, struct su_raw *y)
@@ -354,22 +280,12 @@ static void crafted_child(int rfd, int wfd)
 	struct vrnic_sge *sge;
 	struct vrnic_cqe cqe;
 	struct attacker a;
-	struct target t;
+	struct su_target t;
 	struct su_raw x, y;
 	uint32_t i;
 
 	CHILD_CHECK(read(rfd, &t, sizeof(t)) == sizeof(t));
-	a.ctx = su_open();
-	CHILD_CHECK(a.ctx);
-	a.gid_index = su_pick_gid(a.ctx, &a.gid);
-	CHILD_CHECK(a.gid_index >= 0);
-	a.pd = ibv_alloc_pd(a.ctx);
-	CHILD_CHECK(a.pd);
-	a.buf = aligned_alloc(4096, 1 << 20);
-	CHILD_CHECK(a.buf);
-	memset(a.buf, 0x77, 1 << 20);
-	a.mr = ibv_reg_mr(a.pd, a.buf, 1 << 20, SU_MR_ALL);
-	CHILD_CHECK(a.mr);
+	CHILD_CHECK(!attacker_open(&a));
 
 	/* Our raw pair works with our own keys. */
 	CHILD_CHECK(!raw_pair(&a, &x, &y));
@@ -380,7 +296,7 @@ static void crafted_child(int rfd, int wfd)
 	CHILD_CHECK(raw_status(&x, &cqe) == VRNIC_WC_SUCCESS);
 	CHILD_CHECK(su_check(a.buf + 65536, 4096, 3) == -1);
 
-	/* WRITE into the victim's memory with the victim's rkey. */
+	/* WRITE into the bystander's memory with the bystander's rkey. */
 	CHILD_CHECK(!su_raw_post(&x, VRNIC_WR_RDMA_WRITE, 2, (uintptr_t)a.buf,
 				 4096, a.mr->lkey, t.sentinel, t.rkey,
 				 SU_KICK_IF_NEEDED));
@@ -389,7 +305,7 @@ static void crafted_child(int rfd, int wfd)
 	su_raw_destroy(&x);
 	su_raw_destroy(&y);
 
-	/* READ the victim's memory with the victim's rkey: nothing leaks. */
+	/* READ the bystander's memory with the bystander's rkey: nothing leaks. */
 	CHILD_CHECK(!raw_pair(&a, &x, &y));
 	memset(a.buf + 131072, 0x77, 65536);
 	CHILD_CHECK(!su_raw_post(&x, VRNIC_WR_RDMA_READ, 3,
@@ -455,13 +371,24 @@ static void crafted_child(int rfd, int wfd)
 	su_raw_destroy(&x);
 	su_raw_destroy(&y);
 
-	/* Our QP aimed at the victim's QP number: nobody answers. */
-	CHILD_CHECK(!su_raw_create(&x, a.ctx, a.pd, 16, 16, 1));
-	CHILD_CHECK(!su_raw_connect(&x, t.qpn[1], &a.gid, a.gid_index));
-	CHILD_CHECK(!su_raw_post(&x, VRNIC_WR_SEND, 30, (uintptr_t)a.buf, 256,
-				 a.mr->lkey, 0, 0, SU_KICK_IF_NEEDED));
-	CHILD_CHECK(raw_status(&x, &cqe) == VRNIC_WC_RETRY_EXC_ERR);
-	su_raw_destroy(&x);
+	/*
+	 * Our QP aimed at the bystander's QP numbers (each is connected to
+	 * its partner, not to us): a SEND, and a WRITE with its rkey into its
+	 * sentinel. Nobody answers.
+	 */
+	for (i = 0; i < 4; i++) {
+		CHILD_CHECK(!su_raw_create(&x, a.ctx, a.pd, 16, 16, 1));
+		CHILD_CHECK(!su_raw_connect(&x, t.qpn[i & 1], &a.gid,
+					    a.gid_index));
+		CHILD_CHECK(!su_raw_post(&x, i < 2 ? VRNIC_WR_SEND :
+					 VRNIC_WR_RDMA_WRITE, 30 + i,
+					 (uintptr_t)a.buf, 256, a.mr->lkey,
+					 t.sentinel, t.rkey, SU_KICK_IF_NEEDED));
+		CHILD_CHECK(raw_status(&x, &cqe) == VRNIC_WC_RETRY_EXC_ERR);
+		CHILD_CHECK(cqe.wr_id == 30 + i);
+		CHILD_CHECK(su_raw_state(&x) == IBV_QPS_ERR);
+		su_raw_destroy(&x);
+	}
 
 	/* Writes to slots nobody owns, and to the device's status slot. */
 	CHILD_CHECK(!raw_pair(&a, &x, &y));
@@ -486,48 +413,519 @@ static void crafted_child(int rfd, int wfd)
 
 TEST(crafted_wqes_and_doorbells)
 {
-	struct victim v;
-	struct target t;
-	struct ibv_wc wc;
-	int to[2], from[2], st, failed, rounds, err;
+	struct su_verifier v;
+	int to, from, st;
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, pipe(to));
-	ASSERT_EQ(0, pipe(from));
-	pid = fork();
+	ASSERT_EQ(0, su_verifier_start(&v));
+	pid = su_spawn(crafted_child, &to, &from);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(to[1]);
-		close(from[0]);
-		crafted_child(to[0], from[1]);
-	}
-	close(to[0]);
-	close(from[1]);
-	err = victim_open(&v);
-	ASSERT_EQ(0, err) TH_LOG("victim pair_open step %d", err);
-	t.sentinel = su_addr(&v.p, V_SENTINEL);
-	t.lkey = v.p.mr->lkey;
-	t.rkey = v.p.mr->rkey;
-	t.qpn[0] = v.p.qp[0]->qp_num;
-	t.qpn[1] = v.p.qp[1]->qp_num;
-	ASSERT_EQ(sizeof(t), write(to[1], &t, sizeof(t)));
-
-	st = victim_run_until_exit(&v, pid, 10, 30000, &failed, &rounds);
-	EXPECT_EQ(0, failed) TH_LOG("victim round %d failed with %d", rounds,
-				    failed);
+	ASSERT_EQ(sizeof(v.s->t), write(to, &v.s->t, sizeof(v.s->t)));
+	st = wait_attacker(&v, pid, 60000);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("attacker status %#x", st);
-	EXPECT_EQ(1, read(from[0], &c, 1));
+	EXPECT_EQ(1, read(from, &c, 1));
+	/* Its SENDs and WRITEs to the bystander's QP numbers never landed. */
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 5);
+}
 
-	EXPECT_EQ(-1, su_check(v.p.buf + V_SENTINEL, V_SENTINEL_LEN, 0xbad));
-	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(v.p.qp[0]));
-	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(v.p.qp[1]));
-	/* The attacker's SEND to our QP number never arrived. */
-	EXPECT_EQ(0, ibv_poll_cq(v.p.cq[1], 1, &wc));
-	EXPECT_EQ(0, victim_db_status(&v) & VRNIC_DB_STATUS_FATAL);
-	EXPECT_EQ(0, victim_round(&v));
-	su_pair_close(&v.p);
+/* ------------------------------------------------------------------ */
+/* Stale indices                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Take the next CQE without publishing the consumer index. */
+static int raw_peek_wait(struct su_raw *r, struct vrnic_cqe *out, int ms)
+{
+	uint32_t ci = r->cq_ci;
+	struct vrnic_cqe *c = (struct vrnic_cqe *)(r->cq_ring +
+		(size_t)(ci & ((1u << r->cq_log) - 1)) * VRNIC_CQE_SIZE);
+	long end = su_now_ms() + ms;
+
+	do {
+		uint8_t owner = __atomic_load_n(&c->owner, __ATOMIC_ACQUIRE);
+
+		if ((owner & VRNIC_OWNER_PHASE) == VRNIC_PHASE(ci, r->cq_log)) {
+			*out = *c;
+			r->cq_ci++;
+			return 1;
+		}
+	} while (su_now_ms() < end);
+	return 0;
+}
+
+static void store_word(struct su_raw *r, uint32_t slot, uint32_t off,
+		       uint32_t v)
+{
+	__atomic_store_n(su_raw_word(r, slot, off), v, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* A WRITE of 256 bytes of @seed from our offset 0 to @dst; its status. */
+static int raw_write(struct attacker *a, struct su_raw *x, unsigned int seed,
+		     size_t dst)
+{
+	struct vrnic_cqe cqe;
+
+	su_fill(a->buf, 256, seed);
+	if (su_raw_post(x, VRNIC_WR_RDMA_WRITE, seed, (uintptr_t)a->buf, 256,
+			a->mr->lkey, (uintptr_t)a->buf + dst, a->mr->rkey,
+			SU_KICK_ALWAYS))
+		return -1;
+	return raw_status(x, &cqe);
+}
+
+TEST(stale_indices)
+{
+	struct su_verifier v;
+	struct vrnic_cqe cqe;
+	struct attacker a;
+	struct su_raw x, y;
+	uint32_t depth, i;
+
+	ASSERT_EQ(0, su_verifier_start(&v));
+	ASSERT_EQ(0, attacker_open(&a));
+
+	/* A replayed SQ producer index runs nothing twice. */
+	ASSERT_EQ(0, raw_pair(&a, &x, &y));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(VRNIC_WC_SUCCESS, raw_write(&a, &x, 10 + i,
+						      65536 + i * 4096));
+	memset(a.buf + 65536, 0, 4 * 4096);
+	for (i = 0; i < 3; i++) {
+		store_word(&x, x.qp_slot, VRNIC_DB_QP_SQ_PI, x.sq_pi);
+		ASSERT_EQ(0, su_kick(x.fd));
+	}
+	EXPECT_EQ(0, su_raw_poll_wait(&x, &cqe, 300));
+	EXPECT_EQ(-1, su_check_byte(a.buf + 65536, 4 * 4096, 0));
+	EXPECT_EQ(VRNIC_WC_SUCCESS, raw_write(&a, &x, 20, 131072));
+	EXPECT_EQ(-1, su_check(a.buf + 131072, 256, 20));
+
+	/* Rewound by one, behind what the device consumed: QP fatal. */
+	store_word(&x, x.qp_slot, VRNIC_DB_QP_SQ_PI, x.sq_pi - 1);
+	ASSERT_EQ(0, su_kick(x.fd));
+	EXPECT_TRUE(su_raw_async(a.ctx, &x, IBV_EVENT_QP_FATAL, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_QPS_ERR, su_raw_state(&x));
+	su_raw_destroy(&x);
+	su_raw_destroy(&y);
+
+	/* An RQ producer index rewound behind consumed receives. */
+	ASSERT_EQ(0, raw_pair(&a, &x, &y));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, su_raw_post_recv(&y, 40 + i,
+					      (uintptr_t)a.buf + 196608,
+					      4096, a.mr->lkey,
+					      SU_KICK_IF_NEEDED));
+		ASSERT_EQ(0, su_raw_post(&x, VRNIC_WR_SEND, 50 + i,
+					 (uintptr_t)a.buf, 64, a.mr->lkey, 0, 0,
+					 SU_KICK_IF_NEEDED));
+		ASSERT_EQ(1, su_raw_poll_wait(&x, &cqe, SU_TIMEOUT_MS));
+		ASSERT_EQ(VRNIC_WC_SUCCESS, cqe.status);
+		ASSERT_EQ(1, su_raw_poll_wait(&y, &cqe, SU_TIMEOUT_MS));
+		ASSERT_EQ(VRNIC_WC_SUCCESS, cqe.status);
+		ASSERT_EQ(40 + i, cqe.wr_id);
+	}
+	/* The device reads it when the next message needs a receive. */
+	store_word(&y, y.qp_slot, VRNIC_DB_QP_RQ_PI, 1);
+	ASSERT_EQ(0, su_raw_post(&x, VRNIC_WR_SEND, 52, (uintptr_t)a.buf, 64,
+				 a.mr->lkey, 0, 0, SU_KICK_ALWAYS));
+	EXPECT_TRUE(su_raw_async(a.ctx, &y, IBV_EVENT_QP_FATAL, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_QPS_ERR, su_raw_state(&y));
+	su_raw_destroy(&x);
+	su_raw_destroy(&y);
+
+	/*
+	 * A CQ consumer index rewound: by less than the depth it only
+	 * shrinks the room (one more CQE fits, exactly), then the CQ is full
+	 * and goes to error.
+	 */
+	ASSERT_EQ(0, raw_pair(&a, &x, &y));
+	depth = 1u << x.cq_log;
+	for (i = 0; i < depth + 3; i++)
+		ASSERT_EQ(VRNIC_WC_SUCCESS, raw_write(&a, &x, 60 + i, 262144));
+	store_word(&x, x.cq_slot, VRNIC_DB_CQ_CI, x.cq_ci - (depth - 1));
+	su_fill(a.buf, 256, 99);
+	ASSERT_EQ(0, su_raw_post(&x, VRNIC_WR_RDMA_WRITE, 99, (uintptr_t)a.buf,
+				 256, a.mr->lkey, (uintptr_t)a.buf + 327680,
+				 a.mr->rkey, SU_KICK_ALWAYS));
+	ASSERT_EQ(1, raw_peek_wait(&x, &cqe, SU_TIMEOUT_MS));
+	EXPECT_EQ(VRNIC_WC_SUCCESS, cqe.status);
+	EXPECT_EQ(99, cqe.wr_id);
+	EXPECT_EQ(-1, su_check(a.buf + 327680, 256, 99));
+	ASSERT_EQ(0, su_raw_post(&x, VRNIC_WR_RDMA_WRITE, 100, (uintptr_t)a.buf,
+				 256, a.mr->lkey, (uintptr_t)a.buf + 393216,
+				 a.mr->rkey, SU_KICK_ALWAYS));
+	EXPECT_TRUE(su_raw_async(a.ctx, &x, IBV_EVENT_CQ_ERR, SU_TIMEOUT_MS));
+	EXPECT_EQ(0, raw_peek_wait(&x, &cqe, 200));
+	EXPECT_EQ(IBV_QPS_ERR, su_raw_state(&x));
+	su_raw_destroy(&x);
+	su_raw_destroy(&y);
+
+	attacker_close(&a);
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
+}
+
+/* ------------------------------------------------------------------ */
+/* Other PDs, range edges, unaligned atomics                           */
+/* ------------------------------------------------------------------ */
+
+#define WIN_OFF 4096		/* the window MR covers [4096, 8192) of win */
+
+enum edge_buf { B_MAIN, B_WIN, B_OTHER_PD };
+
+struct edge_row {
+	const char *name;
+	int op;			/* an ibv_wr_opcode, or -1: a bad receive */
+	enum edge_buf lbuf;	/* local SGE: main MR, window, other PD */
+	long loff;		/* ... at this offset from the MR start */
+	uint32_t len;
+	enum edge_buf rbuf;	/* remote: window or other PD */
+	long roff;
+	enum ibv_wc_status want;
+};
+
+static const struct edge_row edge_rows[] = {
+	{ "local lkey of another PD", IBV_WR_RDMA_WRITE, B_OTHER_PD, 0, 64,
+	  B_WIN, 0, IBV_WC_LOC_PROT_ERR },
+	{ "WRITE to an rkey of another PD", IBV_WR_RDMA_WRITE, B_MAIN, 0, 64,
+	  B_OTHER_PD, 0, IBV_WC_REM_ACCESS_ERR },
+	{ "READ from an rkey of another PD", IBV_WR_RDMA_READ, B_MAIN, 0, 64,
+	  B_OTHER_PD, 0, IBV_WC_REM_ACCESS_ERR },
+	{ "CAS on an rkey of another PD", IBV_WR_ATOMIC_CMP_AND_SWP, B_MAIN, 0,
+	  8, B_OTHER_PD, 0, IBV_WC_REM_ACCESS_ERR },
+	{ "local SGE from 1 byte before the MR", IBV_WR_RDMA_WRITE, B_WIN, -1,
+	  16, B_WIN, 64, IBV_WC_LOC_PROT_ERR },
+	{ "local SGE to 1 byte past the MR", IBV_WR_RDMA_WRITE, B_WIN, 4088, 9,
+	  B_WIN, 64, IBV_WC_LOC_PROT_ERR },
+	{ "WRITE from 1 byte before the MR", IBV_WR_RDMA_WRITE, B_MAIN, 0, 16,
+	  B_WIN, -1, IBV_WC_REM_ACCESS_ERR },
+	{ "READ to 1 byte past the MR", IBV_WR_RDMA_READ, B_MAIN, 0, 9, B_WIN,
+	  4088, IBV_WC_REM_ACCESS_ERR },
+	{ "WRITE of exactly the MR", IBV_WR_RDMA_WRITE, B_MAIN, 0, 4096, B_WIN,
+	  0, IBV_WC_SUCCESS },
+	{ "CAS at 8n+1", IBV_WR_ATOMIC_CMP_AND_SWP, B_MAIN, 0, 8, B_WIN, 1,
+	  IBV_WC_REM_INV_REQ_ERR },
+	{ "CAS at 8n+4", IBV_WR_ATOMIC_CMP_AND_SWP, B_MAIN, 0, 8, B_WIN, 4,
+	  IBV_WC_REM_INV_REQ_ERR },
+	{ "FETCH_ADD at 8n+2", IBV_WR_ATOMIC_FETCH_AND_ADD, B_MAIN, 0, 8, B_WIN,
+	  2, IBV_WC_REM_INV_REQ_ERR },
+	{ "FETCH_ADD at the MR's last 8 bytes", IBV_WR_ATOMIC_FETCH_AND_ADD,
+	  B_MAIN, 0, 8, B_WIN, 4088, IBV_WC_SUCCESS },
+	{ "FETCH_ADD just past the MR", IBV_WR_ATOMIC_FETCH_AND_ADD, B_MAIN, 0,
+	  8, B_WIN, 4096, IBV_WC_REM_ACCESS_ERR },
+	{ "receive SGE with an lkey of another PD", -1, B_OTHER_PD, 0, 64,
+	  B_MAIN, 0, IBV_WC_REM_OP_ERR },
+	{ "receive SGE to 1 byte past the MR", -1, B_WIN, 4088, 9, B_MAIN, 0,
+	  IBV_WC_REM_OP_ERR },
+};
+
+struct edges {
+	struct su_pair p;
+	uint8_t *win;		/* 3 pages; the window MR is the middle one */
+	struct ibv_mr *wmr;
+	struct ibv_pd *opd;
+	uint8_t *other;		/* one page, registered in another PD */
+	struct ibv_mr *omr;
+};
+
+static uint64_t edge_addr(struct edges *e, enum edge_buf b, long off)
+{
+	if (b == B_WIN)
+		return (uintptr_t)e->win + WIN_OFF + off;
+	if (b == B_OTHER_PD)
+		return (uintptr_t)e->other + off;
+	return su_addr(&e->p, off);
+}
+
+static uint32_t edge_key(struct edges *e, enum edge_buf b, int remote)
+{
+	struct ibv_mr *mr = b == B_WIN ? e->wmr :
+			    b == B_OTHER_PD ? e->omr : e->p.mr;
+
+	return remote ? mr->rkey : mr->lkey;
+}
+
+/* New QPs for each row: an error leaves the old ones in ERR. */
+static int edges_reconnect(struct edges *e)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (e->p.qp[i])
+			ibv_destroy_qp(e->p.qp[i]);
+		e->p.qp[i] = NULL;
+		while (ibv_poll_cq(e->p.cq[i], 1, &wc) > 0)
+			;
+	}
+	for (i = 0; i < 2; i++) {
+		e->p.qp[i] = su_create_qp(&e->p, e->p.pd, e->p.cq[i],
+					  e->p.cq[i]);
+		if (!e->p.qp[i])
+			return -1;
+	}
+	return su_connect(&e->p, e->p.qp[0], e->p.qp[1]);
+}
+
+static void edges_fill(struct edges *e, unsigned int seed)
+{
+	su_fill(e->p.buf, 65536, seed);
+	su_fill(e->win, 3 * 4096, seed + 1);
+	su_fill(e->other, 4096, seed + 2);
+}
+
+/* Offset of the first changed byte in any of the buffers, or -1. */
+static long edges_changed(struct edges *e, unsigned int seed)
+{
+	long off = su_check(e->p.buf, 65536, seed);
+
+	if (off < 0)
+		off = su_check(e->win, 3 * 4096, seed + 1);
+	if (off < 0)
+		off = su_check(e->other, 4096, seed + 2);
+	return off;
+}
+
+/* Run one row; the requester's status, *resp the responder's (or -1). */
+static int edge_run(struct edges *e, const struct edge_row *r, int *resp)
+{
+	struct ibv_sge s = {
+		.addr = edge_addr(e, r->lbuf, r->loff),
+		.length = r->len,
+		.lkey = edge_key(e, r->lbuf, 0),
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &s, .num_sge = 1,
+		.opcode = r->op < 0 ? IBV_WR_SEND : r->op,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int st;
+
+	*resp = -1;
+	if (r->op < 0) {
+		/* The bad SGE is the responder's; we send 64 good bytes. */
+		if (su_post_recv(e->p.qp[1], 2, &s, 1))
+			return -2;
+		s = su_sge(&e->p, 0, 64);
+	} else if (r->op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   r->op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = edge_addr(e, r->rbuf, r->roff);
+		wr.wr.atomic.rkey = edge_key(e, r->rbuf, 1);
+		wr.wr.atomic.compare_add = 5;
+		wr.wr.atomic.swap = 6;
+	} else {
+		wr.wr.rdma.remote_addr = edge_addr(e, r->rbuf, r->roff);
+		wr.wr.rdma.rkey = edge_key(e, r->rbuf, 1);
+	}
+	if (ibv_post_send(e->p.qp[0], &wr, &bad))
+		return -3;
+	if (su_poll(e->p.cq[0], &wc, SU_TIMEOUT_MS) != 1)
+		return -4;
+	st = wc.status;
+	if (r->op < 0 && su_poll(e->p.cq[1], &wc, SU_TIMEOUT_MS) == 1)
+		*resp = wc.status;
+	return st;
+}
+
+TEST(other_pds_range_edges_unaligned_atomics)
+{
+	struct su_verifier v;
+	struct edges e = {};
+	unsigned int i, seed;
+	uint64_t old, now;
+	int st, resp;
+	long off;
+
+	ASSERT_EQ(0, su_verifier_start(&v));
+	ASSERT_EQ(0, su_pair_open(&e.p, NULL));
+	e.win = aligned_alloc(4096, 3 * 4096);
+	e.other = aligned_alloc(4096, 4096);
+	ASSERT_NE(NULL, e.win);
+	ASSERT_NE(NULL, e.other);
+	e.wmr = ibv_reg_mr(e.p.pd, e.win + WIN_OFF, 4096, SU_MR_ALL);
+	ASSERT_NE(NULL, e.wmr);
+	e.opd = ibv_alloc_pd(e.p.ctx);
+	ASSERT_NE(NULL, e.opd);
+	e.omr = ibv_reg_mr(e.opd, e.other, 4096, SU_MR_ALL);
+	ASSERT_NE(NULL, e.omr);
+
+	for (i = 0; i < sizeof(edge_rows) / sizeof(edge_rows[0]); i++) {
+		const struct edge_row *r = &edge_rows[i];
+
+		seed = 300 + i * 7;
+		ASSERT_EQ(0, edges_reconnect(&e)) TH_LOG("%s", r->name);
+		edges_fill(&e, seed);
+		memcpy(&old, e.win + WIN_OFF + 4088, 8);
+		st = edge_run(&e, r, &resp);
+		EXPECT_EQ(r->want, st) TH_LOG("%s: status %d", r->name, st);
+		if (r->op < 0)
+			EXPECT_EQ(IBV_WC_LOC_PROT_ERR, resp)
+				TH_LOG("%s: receive status %d", r->name, resp);
+		if (r->want != IBV_WC_SUCCESS) {
+			/* No byte moved anywhere, the QP is dead. */
+			off = edges_changed(&e, seed);
+			EXPECT_EQ(-1, off) TH_LOG("%s: byte %ld changed",
+						  r->name, off);
+			EXPECT_EQ(IBV_QPS_ERR, su_qp_state(e.p.qp[0]))
+				TH_LOG("%s", r->name);
+		} else if (r->op == IBV_WR_RDMA_WRITE) {
+			/* The window holds the new bytes, its neighbours not. */
+			EXPECT_EQ(-1, su_check(e.win + WIN_OFF, 4096, seed));
+			EXPECT_EQ(-1, su_check(e.win, WIN_OFF, seed + 1));
+			for (off = WIN_OFF + 4096; off < 3 * 4096; off++)
+				if (e.win[off] != su_pat(seed + 1, off))
+					break;
+			EXPECT_EQ(3 * 4096, off);
+		} else {
+			/* FETCH_ADD: the old value back, the sum in place. */
+			memcpy(&now, e.win + WIN_OFF + 4088, 8);
+			EXPECT_EQ(old + 5, now);
+			EXPECT_EQ(0, memcmp(&old, e.p.buf, 8));
+		}
+	}
+
+	ibv_dereg_mr(e.omr);
+	ibv_dealloc_pd(e.opd);
+	ibv_dereg_mr(e.wmr);
+	su_pair_close(&e.p);
+	free(e.win);
+	free(e.other);
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory freed while the device writes into it                        */
+/* ------------------------------------------------------------------ */
+
+#define FREED_LEN (4 << 20)
+
+/* @n signalled-at-the-end 128 KiB WRITEs from p's buffer into @mr. */
+static int write_burst(struct su_pair *p, struct ibv_mr *mr, int n,
+		       uint64_t wr_id)
+{
+	struct ibv_sge s = su_sge(p, 0, 128 << 10);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, wr_id + i, &s, 1,
+				 i == n - 1 ? IBV_SEND_SIGNALED : 0,
+				 (uintptr_t)mr->addr +
+				 (size_t)(i % 32) * (128 << 10), mr->rkey))
+			return -1;
+	return 0;
+}
+
+TEST(mr_unmapped_while_device_writes)
+{
+	struct su_verifier v;
+	struct su_pair p;
+	struct ibv_wc wc;
+	struct ibv_mr *mr;
+	long pin0, pin1;
+	uint8_t *mem, *again;
+	struct ibv_sge s;
+
+	ASSERT_EQ(0, su_verifier_start(&v));
+	ASSERT_EQ(0, su_pair_open(&p, NULL));
+	mem = mmap(NULL, FREED_LEN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	memset(mem, 0, FREED_LEN);
+	pin0 = su_vmpin_kb(0);
+	mr = ibv_reg_mr(p.pd, mem, FREED_LEN, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	pin1 = su_vmpin_kb(0);
+	EXPECT_LE(pin0 + FREED_LEN / 1024, pin1);
+
+	/* Unmapped right behind the posts, while the WRITEs run. */
+	su_fill(p.buf, 128 << 10, 41);
+	ASSERT_EQ(0, write_burst(&p, mr, 32, 100));
+	ASSERT_EQ(0, munmap(mem, FREED_LEN));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(131, wc.wr_id);
+
+	/* Whatever is mapped there next is not the MR's memory. */
+	again = mmap(mem, FREED_LEN, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_EQ(mem, again);
+	memset(again, 0x5a, FREED_LEN);
+	su_fill(p.buf, 128 << 10, 42);
+	ASSERT_EQ(0, write_burst(&p, mr, 32, 200));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check_byte(again, FREED_LEN, 0x5a));
+
+	/* The pinned pages hold what the device wrote: READ them back. */
+	memset(p.buf + 262144, 0, 128 << 10);
+	s = su_sge(&p, 262144, 128 << 10);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_READ, 300, &s, 1,
+				  IBV_SEND_SIGNALED,
+				  (uintptr_t)mr->addr + (31 << 17), mr->rkey));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(p.buf + 262144, 128 << 10, 42));
+
+	/* Still pinned until deregistered, then released. */
+	EXPECT_LE(pin1, su_vmpin_kb(0));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_GE(pin0, su_vmpin_kb(0));
+	munmap(again, FREED_LEN);
+	su_pair_close(&p);
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
+}
+
+/* A process that posts WRITEs into its own MR and exits after @delay_ms. */
+static void exiting_writer(int delay_ms, int unmap_first)
+{
+	struct su_pair p;
+	struct ibv_mr *mr;
+	uint8_t *mem;
+
+	CHILD_CHECK(su_pair_open(&p, NULL) == 0);
+	mem = mmap(NULL, FREED_LEN, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHILD_CHECK(mem != MAP_FAILED);
+	mr = ibv_reg_mr(p.pd, mem, FREED_LEN, SU_MR_ALL);
+	CHILD_CHECK(mr);
+	su_fill(p.buf, 128 << 10, 7);
+	CHILD_CHECK(!write_burst(&p, mr, 60, 1));
+	if (unmap_first)
+		CHILD_CHECK(!munmap(mem, FREED_LEN));
+	su_sleep_ms(delay_ms);
+	_exit(0);
+}
+
+TEST(process_exits_while_device_writes)
+{
+	static const int delays[] = { 0, 2, 20 };
+	struct su_res before, after;
+	struct su_verifier v;
+	unsigned int i;
+	int st;
+	pid_t pid;
+
+	ASSERT_EQ(0, su_verifier_start(&v));
+	ASSERT_EQ(0, su_res_get(&before));
+	for (i = 0; i < 2 * sizeof(delays) / sizeof(delays[0]); i++) {
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			exiting_writer(delays[i / 2], i & 1);
+		st = su_wait_child(pid, 3 * SU_TIMEOUT_MS);
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			TH_LOG("writer %u: status %#x", i, st);
+		/* Everything it had is gone, and the bystander goes on. */
+		EXPECT_EQ(0, su_res_wait(&before, &after, SU_TIMEOUT_MS))
+			TH_LOG("writer %u: qp %ld mr %ld ctx %ld, were %ld %ld %ld",
+			       i, after.qp, after.mr, after.ctx, before.qp,
+			       before.mr, before.ctx);
+		EXPECT_EQ(0, su_verifier_progress(&v, 2, 3 * SU_TIMEOUT_MS));
+	}
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
+	EXPECT_EQ(0, fresh_pair_works());
 }
 
 TEST_HARNESS_MAIN

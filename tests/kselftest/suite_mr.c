@@ -14,7 +14,9 @@
  * - access rights are enforced by the device: a remote WRITE, READ or
  *   atomic on an MR (or through a QP) without the matching right, an rkey
  *   of another PD, and a READ into a local MR without LOCAL_WRITE complete
- *   in error and move no byte; the same request with the right succeeds.
+ *   in error and move no byte; the same request with the right succeeds;
+ *   a forked bystander process (su_verifier) moves verified bytes through
+ *   every case unharmed.
  */
 #include <linux/capability.h>
 #include <sys/mman.h>
@@ -250,6 +252,7 @@ TEST(memlock_limit_without_cap_ipc_lock)
 /* ------------------------------------------------------------------ */
 
 FIXTURE(access) {
+	struct su_verifier v;	/* another process, unharmed throughout */
 	struct su_pair p;
 	struct ibv_pd *pd2;
 	struct ibv_mr *tmr;	/* the target MR */
@@ -329,6 +332,7 @@ FIXTURE_SETUP(access)
 	struct ibv_pd *pd;
 	int err;
 
+	ASSERT_EQ(0, su_verifier_start(&self->v));
 	err = su_pair_open(&self->p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	self->tbuf = aligned_alloc(4096, 65536);
@@ -352,6 +356,7 @@ FIXTURE_TEARDOWN(access)
 		ibv_dealloc_pd(self->pd2);
 	free(self->tbuf);
 	su_pair_close(&self->p);
+	SU_EXPECT_VERIFIER_UNHARMED(&self->v, 1);
 }
 
 TEST_F(access, enforced)

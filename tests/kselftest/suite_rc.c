@@ -18,7 +18,8 @@
  *   without responder resources, ranges crossing an MR's end, message
  *   lengths past max_msg_sz (also when they wrap 32 bits), and the
  *   zero-length exemption from the rkey check: requester and responder
- *   statuses, QP states, events, and untouched memory.
+ *   statuses, QP states, events, and untouched memory; a forked bystander
+ *   process (su_verifier) moves verified bytes through every row unharmed.
  */
 #include <arpa/inet.h>
 
@@ -667,6 +668,7 @@ enum err_kind {
 };
 
 FIXTURE(errtab) {
+	struct su_verifier v;	/* another process, unharmed throughout */
 	struct su_pair p;
 	uint8_t *tbuf;		/* 64 KiB; the MR covers the first 32 KiB */
 	struct ibv_mr *tmr;
@@ -733,6 +735,7 @@ FIXTURE_SETUP(errtab)
 
 	if (variant->kind == E_RECV_NO_LOCAL_WRITE)
 		access = IBV_ACCESS_REMOTE_READ;
+	ASSERT_EQ(0, su_verifier_start(&self->v));
 	err = su_pair_open(&self->p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	self->tbuf = aligned_alloc(4096, 65536);
@@ -748,6 +751,7 @@ FIXTURE_TEARDOWN(errtab)
 		ibv_dereg_mr(self->tmr);
 	free(self->tbuf);
 	su_pair_close(&self->p);
+	SU_EXPECT_VERIFIER_UNHARMED(&self->v, 1);
 }
 
 TEST_F(errtab, row)

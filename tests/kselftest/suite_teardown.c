@@ -313,37 +313,28 @@ TEST(peer_process_dies_mid_traffic)
 	struct ibv_sge s;
 	struct ibv_wc wc;
 	uint8_t *snap;
-	int to[2], from[2], st, err, posted, done = 0, ok = 0, bad = 0;
+	int to, from, st, err, posted, done = 0, ok = 0, bad = 0;
 	pid_t pid;
 	long end;
 	char c;
 
-	ASSERT_EQ(0, pipe(to));
-	ASSERT_EQ(0, pipe(from));
-	pid = fork();
+	pid = su_spawn(peer_child, &to, &from);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(to[1]);
-		close(from[0]);
-		peer_child(to[0], from[1]);
-	}
-	close(to[0]);
-	close(from[1]);
 
 	err = su_pair_open(&p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d", err);
 	/* x: our QP towards the peer, sharing cq[0]. */
 	x = su_create_qp(&p, p.pd, p.cq[0], p.cq[0]);
 	ASSERT_NE(NULL, x);
-	ASSERT_EQ(sizeof(theirs), read(from[0], &theirs, sizeof(theirs)));
+	ASSERT_EQ(sizeof(theirs), read(from, &theirs, sizeof(theirs)));
 	mine.qpn = x->qp_num;
 	mine.addr = su_addr(&p, PEER_AREA);
 	mine.rkey = p.mr->rkey;
 	ASSERT_EQ(0, su_to_init(&p, x));
 	ASSERT_EQ(0, su_to_rtr(&p, x, theirs.qpn));
 	ASSERT_EQ(0, su_to_rts(&p, x));
-	ASSERT_EQ(sizeof(mine), write(to[1], &mine, sizeof(mine)));
-	ASSERT_EQ(1, read(from[0], &c, 1));
+	ASSERT_EQ(sizeof(mine), write(to, &mine, sizeof(mine)));
+	ASSERT_EQ(1, read(from, &c, 1));
 
 	/*
 	 * 48 SENDs to the peer: 32 find a receive, 16 wait in RNR retry

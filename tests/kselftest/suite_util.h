@@ -11,8 +11,11 @@
 #ifndef VRNIC_SUITE_UTIL_H
 #define VRNIC_SUITE_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -70,6 +73,80 @@ static inline int su_read_line(const char *path, char *buf, size_t len)
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = 0;
+	return 0;
+}
+
+/* "pd 0 cq 0 qp 0 ..." of vrnic0 from `rdma res show`, as one line. */
+static inline int su_res_line(char *buf, size_t len)
+{
+	FILE *p = popen("rdma res show 2>&1 | grep ' " SU_DEV ": '", "r");
+	char *nl;
+
+	if (!p)
+		return -1;
+	if (!fgets(buf, len, p)) {
+		pclose(p);
+		return -1;
+	}
+	pclose(p);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
+}
+
+/*
+ * The vrnic netdev's IPv4 addresses ("a/n b/n "), saved before the driver
+ * goes away and put back on the new netdev afterwards: later tests may
+ * rely on them.
+ */
+static inline void su_save_netdev_addrs(char *buf, size_t len)
+{
+	FILE *p = popen("nd=$(ls " SU_SYS "/device/net | head -n1); "
+			"ip -4 -o addr show dev \"$nd\" scope global | "
+			"awk '{printf \"%s \", $4}'", "r");
+	size_t n;
+
+	buf[0] = 0;
+	if (!p)
+		return;
+	n = fread(buf, 1, len - 1, p);
+	buf[n] = 0;
+	pclose(p);
+}
+
+static inline void su_restore_netdev_addrs(char *buf)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd),
+		 "nd=$(ls " SU_SYS "/device/net | head -n1); "
+		 "ip link set \"$nd\" up; for a in %s; do "
+		 "ip addr replace \"$a\" dev \"$nd\"; done", buf);
+	if (system(cmd))
+		buf[0] = 0;
+}
+
+/* Port 1 of vrnic0 is ACTIVE. */
+static inline int su_port_active(void)
+{
+	char buf[64];
+
+	return !su_read_line(SU_SYS "/ports/1/state", buf, sizeof(buf)) &&
+	       !strncmp(buf, "4: ACTIVE", 9);
+}
+
+/* <project>/kernel/@ko, found from <project>/build/kselftest/<this test>. */
+static inline int su_module_path(char *path, size_t len, const char *ko)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(path, len, "%s/../../kernel/%s", dirname(exe), ko);
 	return 0;
 }
 
@@ -133,6 +210,7 @@ struct su_opts {
 	uint8_t min_rnr_timer;	/* responder, 0: 12 (0.64 ms) */
 	int no_rd_atomic;	/* responder max_dest_rd_atomic 0 (else 16) */
 	int no_connect;		/* leave both QPs in RESET */
+	int qp_ex;		/* ibv_create_qp_ex with every send op */
 };
 
 #define SU_MR_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -157,7 +235,7 @@ static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 					  struct ibv_cq *scq,
 					  struct ibv_cq *rcq)
 {
-	struct ibv_qp_init_attr a = {
+	struct ibv_qp_init_attr_ex a = {
 		.send_cq = scq,
 		.recv_cq = rcq,
 		.cap = {
@@ -169,9 +247,23 @@ static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 		},
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = p->o.sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
 	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+	struct ibv_qp *qp;
 
+	if (p->o.qp_ex) {
+		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
+			IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			IBV_QP_EX_WITH_RDMA_READ |
+			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		qp = ibv_create_qp_ex(p->ctx, &a);
+	} else {
+		qp = ibv_create_qp(pd, (struct ibv_qp_init_attr *)&a);
+	}
 	if (qp)
 		p->cap = a.cap;
 	return qp;
@@ -482,6 +574,82 @@ static inline int su_uverbs_write(int fd, uint32_t command, void *cmd,
 	hdr->out_words = out_len / 4;
 	if (write(fd, cmd, cmd_len) != (ssize_t)cmd_len)
 		return -errno;
+	return 0;
+}
+
+/* N of /dev/infiniband/uverbsN for vrnic0, or -1. */
+static inline int su_uverbs_index(void)
+{
+	char path[300], name[64];
+	struct dirent *e;
+	int idx = -1;
+	DIR *d;
+
+	d = opendir("/sys/class/infiniband_verbs");
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) && idx < 0) {
+		if (strncmp(e->d_name, "uverbs", 6))
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
+		if (!su_read_line(path, name, sizeof(name)) &&
+		    !strcmp(name, SU_DEV))
+			idx = atoi(e->d_name + 6);
+	}
+	closedir(d);
+	return idx;
+}
+
+/* vrnic0's uverbs character device, opened without libibverbs; or -1. */
+static inline int su_open_uverbs(void)
+{
+	char path[64];
+	int idx = su_uverbs_index();
+
+	if (idx < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/dev/infiniband/uverbs%d", idx);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+/*
+ * GET_CONTEXT on a fresh uverbs fd, with @drv_in_len bytes of driver
+ * input. With @core the caller gets the response and owns its async_fd;
+ * without, the async fd is closed. 0 or -errno.
+ */
+static inline int su_get_context(int fd, const void *drv_in,
+				 size_t drv_in_len,
+				 struct ib_uverbs_get_context_resp *core,
+				 struct vrnic_ibv_alloc_ucontext_resp *drv)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_get_context cmd;
+		uint64_t drv[2];
+	} c = {};
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct vrnic_ibv_alloc_ucontext_resp drv;
+	} r = {};
+	int err;
+
+	if (drv_in_len > sizeof(c.drv))
+		return -E2BIG;
+	c.cmd.response = (uintptr_t)&r;
+	if (drv_in_len)
+		memcpy(c.drv, drv_in, drv_in_len);
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c,
+			      sizeof(c.hdr) + sizeof(c.cmd) + drv_in_len,
+			      sizeof(r));
+	if (err)
+		return err;
+	if (core)
+		*core = r.core;
+	else
+		close(r.core.async_fd);
+	if (drv)
+		*drv = r.drv;
 	return 0;
 }
 
@@ -1047,6 +1215,42 @@ static inline int su_res_wait(const struct su_res *want, struct su_res *now,
 	} \
 } while (0)
 
+/*
+ * Fork a child that runs @fn(rfd, wfd) on its ends of two pipes and must
+ * not return; the parent writes to it on *@to and reads from it on *@from.
+ * The child's pid, or -1.
+ */
+static inline pid_t su_spawn(void (*fn)(int rfd, int wfd), int *to, int *from)
+{
+	int a[2], b[2];
+	pid_t pid;
+
+	if (pipe(a))
+		return -1;
+	if (pipe(b)) {
+		close(a[0]);
+		close(a[1]);
+		return -1;
+	}
+	pid = fork();
+	if (!pid) {
+		close(a[1]);
+		close(b[0]);
+		fn(a[0], b[1]);
+		_exit(1);
+	}
+	close(a[0]);
+	close(b[1]);
+	if (pid < 0) {
+		close(a[1]);
+		close(b[0]);
+		return -1;
+	}
+	*to = a[1];
+	*from = b[0];
+	return pid;
+}
+
 /* waitpid with a timeout: the child's wait status, or -1 (then killed). */
 static inline int su_wait_child(pid_t pid, int ms)
 {
@@ -1068,5 +1272,254 @@ static inline int su_wait_child(pid_t pid, int ms)
 		su_sleep_ms(10);
 	}
 }
+
+/* ------------------------------------------------------------------ */
+/* A concurrent well-behaved process                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A forked process with its own context and connected pair that moves
+ * verified bytes (SEND, RDMA WRITE, RDMA READ) round after round while a
+ * test attacks the device from elsewhere. It publishes what an attacker
+ * would aim at (its keys, QP numbers and a sentinel range nobody may
+ * write), counts its rounds in memory shared with the test, and when told
+ * to stop checks that its sentinel is intact, its QPs are still in RTS and
+ * its doorbell page does not say FATAL, then runs one last round.
+ */
+#define SU_V_SENTINEL (768 << 10)	/* 256 KiB of its 1 MiB buffer */
+#define SU_V_SENTINEL_LEN (256 << 10)
+#define SU_V_SEED 0xbad
+
+struct su_target {
+	uint64_t buf;		/* its buffer, a VA in its process */
+	uint64_t sentinel;	/* buf + SU_V_SENTINEL */
+	uint32_t lkey, rkey;
+	uint32_t qpn[2];
+	uint32_t pd_handle, mr_handle;
+};
+
+struct su_verifier_state {
+	struct su_target t;
+	volatile int ready;	/* 1: target valid; -1: setup failed */
+	volatile int stop;
+	volatile int rounds;
+	volatile int failed;	/* the failing step of a round, or 0 */
+	/* The verdict, valid once the process has exited. */
+	long sentinel_bad;	/* first bad offset, or -1 */
+	int qp_state[2];
+	uint32_t db_status;
+	int stray;		/* completions nobody asked for */
+	int last_round;		/* the round after stop: 0 or its failure */
+};
+
+struct su_verifier {
+	pid_t pid;
+	struct su_verifier_state *s;
+};
+
+/* SEND 8 KiB, RDMA WRITE 64 KiB, RDMA READ 16 KiB; 0 if every byte came. */
+static inline int su_verifier_round(struct su_pair *p, unsigned int round)
+{
+	unsigned int seed = 1000 + round * 3;
+	struct ibv_sge s, r;
+	struct ibv_wc wc;
+
+	su_fill(p->buf, 8192, seed);
+	memset(p->buf + 65536, 0, 8192);
+	s = su_sge(p, 0, 8192);
+	r = su_sge(p, 65536, 8192);
+	if (su_post_recv(p->qp[1], seed, &r, 1) ||
+	    su_post_send(p->qp[0], IBV_WR_SEND, seed, &s, 1,
+			 IBV_SEND_SIGNALED, 0, 0))
+		return 1;
+	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed ||
+	    wc.byte_len != 8192 || su_check(p->buf + 65536, 8192, seed) != -1)
+		return 2;
+	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed)
+		return 3;
+
+	su_fill(p->buf + 131072, 65536, seed + 1);
+	s = su_sge(p, 131072, 65536);
+	if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, seed + 1, &s, 1,
+			 IBV_SEND_SIGNALED, su_addr(p, 262144), p->mr->rkey))
+		return 4;
+	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed + 1 ||
+	    su_check(p->buf + 262144, 65536, seed + 1) != -1)
+		return 5;
+
+	su_fill(p->buf + 524288, 16384, seed + 2);
+	memset(p->buf + 589824, 0, 16384);
+	s = su_sge(p, 589824, 16384);
+	if (su_post_send(p->qp[1], IBV_WR_RDMA_READ, seed + 2, &s, 1,
+			 IBV_SEND_SIGNALED, su_addr(p, 524288), p->mr->rkey))
+		return 6;
+	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
+	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed + 2 ||
+	    su_check(p->buf + 589824, 16384, seed + 2) != -1)
+		return 7;
+	return 0;
+}
+
+/* The device status word of @ctx's doorbell page, or ~0 if unreadable. */
+static inline uint32_t su_db_status(struct ibv_context *ctx)
+{
+	struct vrnic_layout l;
+	volatile uint32_t *db;
+	uint32_t st;
+
+	if (su_query_layout(ctx->cmd_fd, &l))
+		return ~0u;
+	db = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ctx->cmd_fd,
+		  l.db_mmap_key);
+	if (db == MAP_FAILED)
+		return ~0u;
+	st = db[0];
+	munmap((void *)db, 4096);
+	return st;
+}
+
+static inline void su_verifier_main(struct su_verifier_state *s,
+				    pid_t parent)
+{
+	unsigned int round = 0;
+	struct su_pair p;
+	struct ibv_wc wc;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	if (!err) {
+		su_fill(p.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN, SU_V_SEED);
+		err = su_verifier_round(&p, round++);
+	}
+	if (err) {
+		fprintf(stderr, "# verifier: setup failed at %d\n", err);
+		s->ready = -1;
+		_exit(2);
+	}
+	s->t.buf = su_addr(&p, 0);
+	s->t.sentinel = su_addr(&p, SU_V_SENTINEL);
+	s->t.lkey = p.mr->lkey;
+	s->t.rkey = p.mr->rkey;
+	s->t.qpn[0] = p.qp[0]->qp_num;
+	s->t.qpn[1] = p.qp[1]->qp_num;
+	s->t.pd_handle = p.pd->handle;
+	s->t.mr_handle = p.mr->handle;
+	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && !s->failed) {
+		/* An orphan stops: the test that started it is gone. */
+		if (getppid() != parent)
+			_exit(3);
+		err = su_verifier_round(&p, round++);
+		if (err)
+			s->failed = err;
+		else
+			__atomic_add_fetch(&s->rounds, 1, __ATOMIC_RELEASE);
+	}
+	s->sentinel_bad = su_check(p.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN,
+				   SU_V_SEED);
+	s->qp_state[0] = su_qp_state(p.qp[0]);
+	s->qp_state[1] = su_qp_state(p.qp[1]);
+	s->db_status = su_db_status(p.ctx);
+	s->stray = ibv_poll_cq(p.cq[0], 1, &wc) + ibv_poll_cq(p.cq[1], 1, &wc);
+	s->last_round = s->failed ? -1 : su_verifier_round(&p, round++);
+	su_pair_close(&p);
+	_exit(s->failed || s->last_round || s->sentinel_bad != -1 || s->stray ||
+	      s->qp_state[0] != IBV_QPS_RTS || s->qp_state[1] != IBV_QPS_RTS ||
+	      (s->db_status & VRNIC_DB_STATUS_FATAL));
+}
+
+/* Start one and wait for its target; 0, or -1 (nothing left running). */
+static inline int su_verifier_start(struct su_verifier *v)
+{
+	pid_t parent = getpid();
+	long end;
+
+	v->s = mmap(NULL, sizeof(*v->s), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (v->s == MAP_FAILED)
+		return -1;
+	memset(v->s, 0, sizeof(*v->s));
+	v->pid = fork();
+	if (v->pid < 0) {
+		munmap(v->s, sizeof(*v->s));
+		return -1;
+	}
+	if (!v->pid)
+		su_verifier_main(v->s, parent);
+	end = su_now_ms() + 3 * SU_TIMEOUT_MS;
+	while (!__atomic_load_n(&v->s->ready, __ATOMIC_ACQUIRE) &&
+	       su_now_ms() < end)
+		su_sleep_ms(10);
+	if (v->s->ready != 1) {
+		su_wait_child(v->pid, 0);
+		munmap(v->s, sizeof(*v->s));
+		return -1;
+	}
+	return 0;
+}
+
+static inline int su_verifier_rounds(struct su_verifier *v)
+{
+	return __atomic_load_n(&v->s->rounds, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Wait until it completes @n more verified rounds (0), or fails or takes
+ * longer than @ms (-1): it is still making progress, not just alive.
+ */
+static inline int su_verifier_progress(struct su_verifier *v, int n, int ms)
+{
+	int want = su_verifier_rounds(v) + n;
+	long end = su_now_ms() + ms;
+
+	while (su_now_ms() < end) {
+		if (v->s->failed)
+			return -1;
+		if (su_verifier_rounds(v) >= want)
+			return 0;
+		su_sleep_ms(5);
+	}
+	return -1;
+}
+
+/*
+ * Stop it (after @min_more further rounds) and collect its verdict into
+ * *@out; 0 if it was unharmed, else -1. Logs what went wrong on stderr.
+ */
+static inline int su_verifier_stop(struct su_verifier *v, int min_more,
+				   struct su_verifier_state *out)
+{
+	int progress = su_verifier_progress(v, min_more, 6 * SU_TIMEOUT_MS);
+	int st;
+
+	__atomic_store_n(&v->s->stop, 1, __ATOMIC_RELEASE);
+	st = su_wait_child(v->pid, 6 * SU_TIMEOUT_MS);
+	*out = *v->s;
+	munmap(v->s, sizeof(*v->s));
+	v->s = NULL;
+	if (progress || st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr,
+			"# verifier: status %#x after %d rounds: failed step %d, sentinel byte %ld, QP states %d/%d, db status %#x, %d stray CQEs, last round %d\n",
+			st, out->rounds, out->failed, out->sentinel_bad,
+			out->qp_state[0], out->qp_state[1], out->db_status,
+			out->stray, out->last_round);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * For kselftest_harness tests: stop @v, expect it unharmed after at least
+ * @more further rounds.
+ */
+#define SU_EXPECT_VERIFIER_UNHARMED(v, more) do { \
+	struct su_verifier_state vs_; \
+	EXPECT_EQ(0, su_verifier_stop(v, more, &vs_)); \
+	TH_LOG("bystander: %d verified rounds", vs_.rounds); \
+} while (0)
 
 #endif /* VRNIC_SUITE_UTIL_H */

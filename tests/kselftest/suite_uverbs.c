@@ -9,6 +9,13 @@
  *   hand-built QP completes right after the kick;
  * - create_qp udata: reserved fields, comp_mask, strides are checked, and a
  *   refused create leaves nothing behind;
+ * - counts no device has (CQ depths and QP capabilities at 0, 2^31,
+ *   UINT32_MAX, max + 1), QP types other than RC, driver input where a
+ *   verb takes none (ALLOC_PD, REG_MR, extended MODIFY_QP), comp_mask and
+ *   reserved bits of RESIZE_CQ, access flags and ranges REG_MR cannot
+ *   serve, unknown handles: each refused with the conventional errno,
+ *   leaving nothing behind; a response buffer without room for the
+ *   driver's part gets not one byte past its end;
  * - handles and mmap keys are per process: a forked process cannot
  *   destroy, modify, query or build on its parent's objects by number,
  *   nor map its parent's rings, and the parent keeps working;
@@ -28,22 +35,7 @@ static int uverbs_n = -1;
 
 static void __attribute__((constructor)) find_uverbs_n(void)
 {
-	char path[300], name[64];
-	struct dirent *e;
-	DIR *d = opendir("/sys/class/infiniband_verbs");
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "uverbs", 6))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
-		if (!su_read_line(path, name, sizeof(name)) &&
-		    !strcmp(name, SU_DEV))
-			uverbs_n = atoi(e->d_name + 6);
-	}
-	closedir(d);
+	uverbs_n = su_uverbs_index();
 }
 
 FIXTURE(vctx) {
@@ -711,21 +703,12 @@ TEST(handles_and_keys_are_per_process)
 	struct foreign f;
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
-	int to_child[2], from_child[2], st, i, err;
+	int to_child, from_child, st, i, err;
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, pipe(to_child));
-	ASSERT_EQ(0, pipe(from_child));
-	pid = fork();
+	pid = su_spawn(foreign_child, &to_child, &from_child);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(to_child[1]);
-		close(from_child[0]);
-		foreign_child(to_child[0], from_child[1]);
-	}
-	close(to_child[0]);
-	close(from_child[1]);
 
 	err = su_pair_open(&p, NULL);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
@@ -750,11 +733,11 @@ TEST(handles_and_keys_are_per_process)
 	f.ring_key = ccr.drv.ring_mmap_key;
 	f.ring_size = ccr.drv.ring_size;
 	f.raw_cq = ccr.core.cq_handle;
-	ASSERT_EQ(sizeof(f), write(to_child[1], &f, sizeof(f)));
+	ASSERT_EQ(sizeof(f), write(to_child, &f, sizeof(f)));
 	st = su_wait_child(pid, 20000);
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		TH_LOG("child status %#x", st);
-	ASSERT_EQ(1, read(from_child[0], &c, 1));
+	ASSERT_EQ(1, read(from_child, &c, 1));
 
 	/* Everything of ours is intact: QPs in RTS, bytes flow. */
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[0]));
@@ -784,20 +767,385 @@ TEST(handles_and_keys_are_per_process)
 }
 
 /* ------------------------------------------------------------------ */
+/* Malformed counts, udata and handles on vrnic's verbs                */
+/* ------------------------------------------------------------------ */
+
+struct cq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq cmd;
+	struct vrnic_ibv_create_cq drv;
+	uint64_t trailer;
+};
+
+struct cq_resp {
+	struct ib_uverbs_create_cq_resp core;
+	struct vrnic_ibv_create_cq_resp drv;
+	uint8_t canary[16];
+};
+
+/* CREATE_CQ with @drv_len bytes of @drv and @out_len of response. */
+static int raw_create_cq(int fd, uint32_t cqe, uint32_t vector,
+			 const struct vrnic_ibv_create_cq *drv, size_t drv_len,
+			 size_t out_len, struct cq_resp *resp)
+{
+	struct cq_cmd c = {};
+
+	memset(resp, 0xa5, sizeof(*resp));
+	c.cmd.response = (uintptr_t)resp;
+	c.cmd.cqe = cqe;
+	c.cmd.comp_vector = vector;
+	c.cmd.comp_channel = -1;
+	memcpy(&c.drv, drv, drv_len);
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c,
+			       sizeof(c.hdr) + sizeof(c.cmd) + drv_len,
+			       out_len);
+}
+
+static int raw_resize_cq(int fd, uint32_t handle, uint32_t cqe,
+			 const struct vrnic_ibv_resize_cq *drv,
+			 uint64_t trailer)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_resize_cq cmd;
+		struct vrnic_ibv_resize_cq drv;
+		uint64_t trailer;
+	} c = {};
+	struct {
+		struct ib_uverbs_resize_cq_resp core;
+		struct vrnic_ibv_resize_cq_resp drv;
+	} r = {};
+
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.cq_handle = handle;
+	c.cmd.cqe = cqe;
+	c.drv = *drv;
+	c.trailer = trailer;
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_RESIZE_CQ, &c,
+			       sizeof(c) - (trailer ? 0 : sizeof(c.trailer)),
+			       sizeof(r));
+}
+
+TEST_F(vctx, cq_counts_and_udata)
+{
+	struct vrnic_ibv_create_cq drv = {};
+	struct vrnic_ibv_resize_cq rdrv = {};
+	struct ibv_device_attr da;
+	struct su_res before, now;
+	struct cq_resp resp;
+	struct ibv_cq *cq;
+	size_t core = sizeof(resp.core);
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &da));
+	ASSERT_EQ(0, su_res_get(&before));
+
+	/* Depths nobody can have: none, the top bit, all ones, max + 1. */
+	EXPECT_EQ(-EINVAL, raw_create_cq(self->fd, 0, 0, &drv, sizeof(drv),
+					 sizeof(resp) - 16, &resp));
+	EXPECT_EQ(-EINVAL, raw_create_cq(self->fd, 0x80000000u, 0, &drv,
+					 sizeof(drv), sizeof(resp) - 16, &resp));
+	EXPECT_EQ(-EINVAL, raw_create_cq(self->fd, UINT32_MAX, 0, &drv,
+					 sizeof(drv), sizeof(resp) - 16, &resp));
+	EXPECT_EQ(-EINVAL, raw_create_cq(self->fd, da.max_cqe + 1, 0, &drv,
+					 sizeof(drv), sizeof(resp) - 16, &resp));
+	/* A completion vector the device does not have. */
+	EXPECT_EQ(-EINVAL, raw_create_cq(self->fd, 16, 1000, &drv, sizeof(drv),
+					 sizeof(resp) - 16, &resp));
+	/* A request cut short is zero-extended, and still checked. */
+	drv.comp_mask = 1;
+	EXPECT_EQ(-EINVAL, raw_create_cq(self->fd, 16, 0, &drv, 4,
+					 sizeof(resp) - 16, &resp));
+	ASSERT_EQ(0, su_res_get(&now));
+	EXPECT_EQ(before.cq, now.cq);
+	drv.comp_mask = 0;
+	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, 4, sizeof(resp) - 16,
+				   &resp));
+	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	/*
+	 * Response buffers with no room, or room for 8 bytes, for the
+	 * driver's part: the kernel writes what fits and not one byte more.
+	 */
+	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, sizeof(drv), core,
+				   &resp));
+	EXPECT_EQ(-1, su_check_byte(&resp.drv, sizeof(resp.drv) + 16, 0xa5));
+	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, sizeof(drv),
+				   core + 8, &resp));
+	EXPECT_EQ(0U, resp.drv.comp_mask);
+	EXPECT_EQ(-1, su_check_byte((uint8_t *)&resp.drv + 8,
+				    sizeof(resp.drv) - 8 + 16, 0xa5));
+	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+
+	/* RESIZE_CQ on a provider CQ: counts and udata checked alike. */
+	cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->fd, cq->handle, 0, &rdrv, 0));
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->fd, cq->handle, UINT32_MAX,
+					 &rdrv, 0));
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->fd, cq->handle, 0x80000000u,
+					 &rdrv, 0));
+	rdrv.comp_mask = 4;
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->fd, cq->handle, 128, &rdrv, 0));
+	rdrv.comp_mask = 0;
+	rdrv.reserved = 1;
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->fd, cq->handle, 128, &rdrv, 0));
+	rdrv.reserved = 0;
+	EXPECT_EQ(-EINVAL, raw_resize_cq(self->fd, cq->handle, 128, &rdrv, 3));
+	/* The CQ was left as it was. */
+	EXPECT_EQ(64, cq->cqe);
+	EXPECT_EQ(0, ibv_poll_cq(cq, 1, &wc));
+	EXPECT_EQ(0, ibv_resize_cq(cq, 256));
+	EXPECT_LE(256, cq->cqe);
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	ASSERT_EQ(0, su_res_get(&now));
+	EXPECT_EQ(before.cq, now.cq);
+}
+
+/* CREATE_QP with the given capabilities and type. */
+static int raw_create_qp_caps(int fd, struct ibv_pd *pd, struct ibv_cq *cq,
+			      const struct ibv_qp_cap *cap, uint8_t type,
+			      struct qp_resp *resp)
+{
+	struct qp_cmd c = {};
+
+	memset(resp, 0, sizeof(*resp));
+	c.cmd.response = (uintptr_t)resp;
+	c.cmd.pd_handle = pd->handle;
+	c.cmd.send_cq_handle = cq->handle;
+	c.cmd.recv_cq_handle = cq->handle;
+	c.cmd.max_send_wr = cap->max_send_wr;
+	c.cmd.max_recv_wr = cap->max_recv_wr;
+	c.cmd.max_send_sge = cap->max_send_sge;
+	c.cmd.max_recv_sge = cap->max_recv_sge;
+	c.cmd.max_inline_data = cap->max_inline_data;
+	c.cmd.qp_type = type;
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_QP, &c,
+			       sizeof(c) - sizeof(c.trailer), sizeof(*resp));
+}
+
+TEST_F(vctx, qp_counts_and_types)
+{
+	const struct ibv_qp_cap ok = { 16, 16, 1, 1, 0 };
+	struct ibv_device_attr da;
+	struct su_res before, now;
+	struct ibv_qp_cap cap;
+	struct qp_resp resp;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	unsigned int i;
+	int err;
+	struct {
+		uint32_t *field, value;
+	} rows[] = {
+		{ &cap.max_send_wr, UINT32_MAX },
+		{ &cap.max_recv_wr, UINT32_MAX },
+		{ &cap.max_send_wr, 0x80000000u },
+		{ &cap.max_send_sge, UINT32_MAX },
+		{ &cap.max_recv_sge, UINT32_MAX },
+		{ &cap.max_inline_data, UINT32_MAX },
+		{ &cap.max_inline_data, 0x80000000u },
+		{ &cap.max_send_wr, 0 },	/* below: max_qp_wr + 1 */
+		{ &cap.max_recv_wr, 0 },
+	};
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &da));
+	rows[7].value = da.max_qp_wr + 1;
+	rows[8].value = da.max_qp_wr + 1;
+	pd = ibv_alloc_pd(self->ctx);
+	cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
+	ASSERT_NE(NULL, pd);
+	ASSERT_NE(NULL, cq);
+	ASSERT_EQ(0, su_res_get(&before));
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		cap = ok;
+		*rows[i].field = rows[i].value;
+		err = raw_create_qp_caps(self->fd, pd, cq, &cap,
+					 IB_UVERBS_QPT_RC, &resp);
+		EXPECT_EQ(-EINVAL, err) TH_LOG("row %u: %#x", i, rows[i].value);
+		if (!err)
+			raw_destroy_qp(self->fd, resp.core.qp_handle);
+	}
+	/* Only RC exists. */
+	EXPECT_EQ(-EOPNOTSUPP, raw_create_qp_caps(self->fd, pd, cq, &ok,
+						  IB_UVERBS_QPT_UC, &resp));
+	EXPECT_EQ(-EOPNOTSUPP, raw_create_qp_caps(self->fd, pd, cq, &ok,
+						  IB_UVERBS_QPT_UD, &resp));
+	ASSERT_EQ(0, su_res_get(&now));
+	EXPECT_EQ(before.qp, now.qp);
+
+	/* The same call within the limits works. */
+	ASSERT_EQ(0, raw_create_qp_caps(self->fd, pd, cq, &ok,
+					IB_UVERBS_QPT_RC, &resp));
+	EXPECT_EQ(0, raw_destroy_qp(self->fd, resp.core.qp_handle));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd));
+}
+
+static int raw_alloc_pd(int fd, uint64_t drv, uint32_t *handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd cmd;
+		uint64_t drv;
+	} c = {};
+	struct ib_uverbs_alloc_pd_resp r = {};
+	int err;
+
+	c.cmd.response = (uintptr_t)&r;
+	c.drv = drv;
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c),
+			      sizeof(r));
+	*handle = r.pd_handle;
+	return err;
+}
+
+static int raw_reg_mr(int fd, uint32_t pd, uint64_t start, uint64_t len,
+		      uint64_t va, uint32_t access, uint64_t drv,
+		      uint32_t *handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_reg_mr cmd;
+		uint64_t drv;
+	} c = {};
+	struct ib_uverbs_reg_mr_resp r = {};
+	int err;
+
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.start = start;
+	c.cmd.length = len;
+	c.cmd.hca_va = va;
+	c.cmd.pd_handle = pd;
+	c.cmd.access_flags = access;
+	c.drv = drv;
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
+			      sizeof(r));
+	*handle = r.mr_handle;
+	return err;
+}
+
+/* The extended MODIFY_QP, with @drv as provider input (none if 0). */
+static int raw_ex_modify_qp(int fd, uint32_t qp, uint32_t mask, int state,
+			    uint64_t drv)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_ex_modify_qp cmd;
+		uint64_t drv;
+	} c = {};
+	struct ib_uverbs_ex_modify_qp_resp r = {};
+	size_t len = sizeof(c) - (drv ? 0 : sizeof(c.drv));
+
+	c.hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+			IB_USER_VERBS_EX_CMD_MODIFY_QP;
+	c.hdr.in_words = sizeof(c.cmd) / 8;
+	c.hdr.out_words = sizeof(r) / 8;
+	c.ex.response = (uintptr_t)&r;
+	c.ex.provider_in_words = drv ? 1 : 0;
+	c.cmd.base.qp_handle = qp;
+	c.cmd.base.attr_mask = mask;
+	c.cmd.base.qp_state = state;
+	c.cmd.base.port_num = 1;
+	c.drv = drv;
+	if (write(fd, &c, len) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+TEST_F(vctx, verbs_without_driver_input)
+{
+	const uint32_t to_init = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	struct ibv_device_attr da;
+	struct su_res before, now;
+	uint32_t pd, mr;
+	struct ibv_pd *ipd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint64_t va;
+	uint8_t *buf;
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	ASSERT_EQ(0, ibv_query_device(self->ctx, &da));
+	buf = aligned_alloc(4096, 65536);
+	ASSERT_NE(NULL, buf);
+	va = (uintptr_t)buf;
+	ASSERT_EQ(0, su_res_get(&before));
+
+	/* ALLOC_PD takes no driver input: only zero bytes pass. */
+	EXPECT_EQ(-EINVAL, raw_alloc_pd(self->fd, 1, &pd));
+	ASSERT_EQ(0, raw_alloc_pd(self->fd, 0, &pd));
+
+	/* REG_MR: no driver input, no access the device lacks, sane range. */
+	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, 65536, va,
+				      IB_UVERBS_ACCESS_LOCAL_WRITE, 1 << 20,
+				      &mr));
+	EXPECT_EQ(-EOPNOTSUPP, raw_reg_mr(self->fd, pd, va, 65536, va,
+					  IB_UVERBS_ACCESS_LOCAL_WRITE |
+					  IB_UVERBS_ACCESS_MW_BIND, 0, &mr));
+	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, 0, va,
+				      IB_UVERBS_ACCESS_LOCAL_WRITE, 0, &mr));
+	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, 65536, -4096ULL,
+				      IB_UVERBS_ACCESS_LOCAL_WRITE, 0, &mr));
+	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, da.max_mr_size + 4096,
+				      va, IB_UVERBS_ACCESS_LOCAL_WRITE, 0,
+				      &mr));
+	ASSERT_EQ(0, su_res_get(&now));
+	EXPECT_EQ(before.mr, now.mr);
+	ASSERT_EQ(0, raw_reg_mr(self->fd, pd, va, 65536, va,
+				IB_UVERBS_ACCESS_LOCAL_WRITE, 0, &mr));
+	EXPECT_EQ(0, cmd_dereg_mr(self->fd, mr));
+	EXPECT_EQ(0, cmd_dealloc_pd(self->fd, pd));
+
+	/* MODIFY_QP: no driver input, no attribute the device lacks. */
+	ipd = ibv_alloc_pd(self->ctx);
+	ASSERT_NE(NULL, ipd);
+	cq = ibv_create_cq(self->ctx, 16, NULL, NULL, 0);
+	ASSERT_NE(NULL, cq);
+	qa.send_cq = qa.recv_cq = cq;
+	qp = ibv_create_qp(ipd, &qa);
+	ASSERT_NE(NULL, qp);
+	EXPECT_EQ(-EINVAL, raw_ex_modify_qp(self->fd, qp->handle, to_init,
+					    IBV_QPS_INIT, 5));
+	EXPECT_EQ(-EOPNOTSUPP, raw_ex_modify_qp(self->fd, qp->handle,
+						to_init | IBV_QP_CAP,
+						IBV_QPS_INIT, 0));
+	EXPECT_EQ(-EOPNOTSUPP, raw_ex_modify_qp(self->fd, qp->handle,
+						to_init | (1u << 30),
+						IBV_QPS_INIT, 0));
+	/* RESET to ERR is not a transition the verbs allow. */
+	EXPECT_EQ(-EINVAL, raw_ex_modify_qp(self->fd, qp->handle, IBV_QP_STATE,
+					    IBV_QPS_ERR, 0));
+	EXPECT_EQ(IBV_QPS_RESET, su_qp_state(qp));
+	/* Unknown handles. */
+	EXPECT_EQ(-ENOENT, raw_ex_modify_qp(self->fd, UINT32_MAX, to_init,
+					    IBV_QPS_INIT, 0));
+	EXPECT_EQ(-ENOENT, cmd_destroy_cq(self->fd, UINT32_MAX));
+	EXPECT_EQ(-ENOENT, cmd_dereg_mr(self->fd, 0x7fffffff));
+	/* The well-formed call works. */
+	EXPECT_EQ(0, raw_ex_modify_qp(self->fd, qp->handle, to_init,
+				      IBV_QPS_INIT, 0));
+	EXPECT_EQ(IBV_QPS_INIT, su_qp_state(qp));
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+	EXPECT_EQ(0, ibv_destroy_cq(cq));
+	EXPECT_EQ(0, ibv_dealloc_pd(ipd));
+	free(buf);
+}
+
+/* ------------------------------------------------------------------ */
 /* Doorbell pages: reused clean, and running out of them               */
 /* ------------------------------------------------------------------ */
 
 /* A bare context: the uverbs fd with GET_CONTEXT done, or -errno. */
 static int bare_context(struct vrnic_ibv_alloc_ucontext_resp *drv)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_get_context cmd;
-	} c = {};
-	struct {
-		struct ib_uverbs_get_context_resp core;
-		struct vrnic_ibv_alloc_ucontext_resp drv;
-	} r = {};
 	char path[64];
 	int fd, err;
 
@@ -805,16 +1153,11 @@ static int bare_context(struct vrnic_ibv_alloc_ucontext_resp *drv)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	c.cmd.response = (uintptr_t)&r;
-	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c),
-			      sizeof(r));
+	err = su_get_context(fd, NULL, 0, NULL, drv);
 	if (err) {
 		close(fd);
 		return err;
 	}
-	close(r.core.async_fd);
-	if (drv)
-		*drv = r.drv;
 	return fd;
 }
 

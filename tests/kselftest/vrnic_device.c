@@ -14,35 +14,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "suite_util.h"
 #include "kselftest_harness.h"
 
-#define IBDEV "vrnic0"
-#define IBSYS "/sys/class/infiniband/" IBDEV
-
-static int read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	char *nl;
-
-	if (!f)
-		return -errno;
-	if (!fgets(buf, len, f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	nl = strchr(buf, '\n');
-	if (nl)
-		*nl = 0;
-	return 0;
-}
+#define IBSYS SU_SYS
 
 static int read_at(char *buf, size_t len, const char *fmt, int i)
 {
 	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), fmt, i);
-	return read_line(path, buf, len);
+	return su_read_line(path, buf, len);
 }
 
 /* The net_device of the vrnic PCI function. */
@@ -83,7 +65,7 @@ static int find_gid(const char *gid, const char *ndev)
 		snprintf(path, sizeof(path), IBSYS "/ports/1/gids/%d", i);
 		if (access(path, R_OK))
 			break;
-		if (read_line(path, val, sizeof(val)) || strcmp(val, gid))
+		if (su_read_line(path, val, sizeof(val)) || strcmp(val, gid))
 			continue;
 		if (read_at(val, sizeof(val),
 			    IBSYS "/ports/1/gid_attrs/types/%d", i) ||
@@ -118,9 +100,9 @@ TEST(pci_function_bound)
 	char buf[PATH_MAX], link[PATH_MAX];
 	ssize_t n;
 
-	ASSERT_EQ(0, read_line(IBSYS "/device/vendor", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/device/vendor", buf, sizeof(buf)));
 	EXPECT_STREQ("0x1af4", buf);
-	ASSERT_EQ(0, read_line(IBSYS "/device/device", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/device/device", buf, sizeof(buf)));
 	EXPECT_STREQ("0x1110", buf);
 	n = readlink(IBSYS "/device/driver", link, sizeof(link) - 1);
 	ASSERT_LT(0, n);
@@ -132,19 +114,19 @@ TEST(rdma_device_attributes)
 {
 	char buf[256];
 
-	ASSERT_EQ(0, read_line(IBSYS "/node_type", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/node_type", buf, sizeof(buf)));
 	EXPECT_STREQ("1: CA", buf);
-	ASSERT_EQ(0, read_line(IBSYS "/ports/1/link_layer", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/ports/1/link_layer", buf, sizeof(buf)));
 	EXPECT_STREQ("Ethernet", buf);
-	ASSERT_EQ(0, read_line(IBSYS "/ports/1/state", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/ports/1/state", buf, sizeof(buf)));
 	EXPECT_STREQ("4: ACTIVE", buf);
-	ASSERT_EQ(0, read_line(IBSYS "/ports/1/phys_state", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/ports/1/phys_state", buf, sizeof(buf)));
 	EXPECT_STREQ("5: LinkUp", buf);
-	ASSERT_EQ(0, read_line(IBSYS "/fw_ver", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/fw_ver", buf, sizeof(buf)));
 	EXPECT_NE(0, buf[0]);
 	/* No port 2; one P_Key. */
 	EXPECT_NE(0, access(IBSYS "/ports/2", F_OK));
-	ASSERT_EQ(0, read_line(IBSYS "/ports/1/pkeys/0", buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(IBSYS "/ports/1/pkeys/0", buf, sizeof(buf)));
 	EXPECT_STREQ("0xffff", buf);
 }
 
@@ -153,10 +135,10 @@ TEST(driver_counters)
 	char buf[64];
 
 	/* Every command the driver issued since probe is counted. */
-	ASSERT_EQ(0, read_line(IBSYS "/ports/1/hw_counters/commands", buf,
+	ASSERT_EQ(0, su_read_line(IBSYS "/ports/1/hw_counters/commands", buf,
 			       sizeof(buf)));
 	EXPECT_LT(0, atol(buf));
-	ASSERT_EQ(0, read_line(IBSYS "/ports/1/hw_counters/command_timeouts",
+	ASSERT_EQ(0, su_read_line(IBSYS "/ports/1/hw_counters/command_timeouts",
 			       buf, sizeof(buf)));
 	EXPECT_EQ(0, atol(buf));
 }
@@ -168,7 +150,7 @@ TEST(netdev_paired)
 
 	ASSERT_EQ(0, vrnic_netdev(ndev, sizeof(ndev)));
 	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ndev);
-	ASSERT_EQ(0, read_line(path, buf, sizeof(buf)));
+	ASSERT_EQ(0, su_read_line(path, buf, sizeof(buf)));
 	ASSERT_EQ(6, sscanf(buf, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2],
 			    &m[3], &m[4], &m[5]));
 	EXPECT_EQ(0U, m[0] & 1) TH_LOG("multicast MAC %s", buf);

@@ -16,18 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <vrnic_dev.h>
+#include "suite_util.h"
 #include "kselftest_harness.h"
 
-#define IBSYS "/sys/class/infiniband/vrnic0"
+#define IBSYS SU_SYS
 #define DRV "/sys/bus/pci/drivers/vrnic"
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 static int write_str(const char *path, const char *s)
 {
@@ -40,19 +33,6 @@ static int write_str(const char *path, const char *s)
 	n = n < 0 ? -errno : 0;
 	close(fd);
 	return n;
-}
-
-static int port_active(void)
-{
-	char buf[64] = "";
-	FILE *f = fopen(IBSYS "/ports/1/state", "r");
-
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return !strncmp(buf, "4: ACTIVE", 9);
 }
 
 static int kmsg_vrnic_lines(void)
@@ -68,38 +48,7 @@ static int kmsg_vrnic_lines(void)
 	return n;
 }
 
-/*
- * The vrnic netdev's IPv4 addresses, saved before the driver goes away and
- * put back on the new netdev afterwards: later tests may rely on them.
- */
 static char saved_addrs[1024];
-
-static void save_netdev_addrs(void)
-{
-	FILE *p = popen("nd=$(ls /sys/class/infiniband/vrnic0/device/net | head -n1); "
-			"ip -4 -o addr show dev \"$nd\" scope global | "
-			"awk '{printf \"%s \", $4}'", "r");
-	size_t n = 0;
-
-	saved_addrs[0] = 0;
-	if (!p)
-		return;
-	n = fread(saved_addrs, 1, sizeof(saved_addrs) - 1, p);
-	saved_addrs[n] = 0;
-	pclose(p);
-}
-
-static void restore_netdev_addrs(void)
-{
-	char cmd[1400];
-
-	snprintf(cmd, sizeof(cmd),
-		 "nd=$(ls /sys/class/infiniband/vrnic0/device/net | head -n1); "
-		 "ip link set \"$nd\" up; for a in %s; do "
-		 "ip addr replace \"$a\" dev \"$nd\"; done", saved_addrs);
-	if (system(cmd))
-		saved_addrs[0] = 0;
-}
 
 FIXTURE(unbound) {
 	char pci[64];
@@ -124,7 +73,7 @@ FIXTURE_SETUP(unbound)
 	snprintf(self->dev, sizeof(self->dev), "/sys/bus/pci/devices/%s",
 		 self->pci);
 
-	save_netdev_addrs();
+	su_save_netdev_addrs(saved_addrs, sizeof(saved_addrs));
 	ASSERT_EQ(0, write_str(DRV "/unbind", self->pci));
 	ASSERT_NE(0, access(IBSYS, F_OK));
 
@@ -159,10 +108,10 @@ FIXTURE_TEARDOWN(unbound)
 	write_str(path, "0");
 	/* The real thing binds again and comes up. */
 	EXPECT_EQ(0, write_str(DRV "/bind", self->pci));
-	for (i = 0; i < 100 && !port_active(); i++)
-		msleep(100);
-	EXPECT_TRUE(port_active());
-	restore_netdev_addrs();
+	for (i = 0; i < 100 && !su_port_active(); i++)
+		su_sleep_ms(100);
+	EXPECT_TRUE(su_port_active());
+	su_restore_netdev_addrs(saved_addrs);
 }
 
 TEST_F(unbound, foreign_signature_is_left_alone)

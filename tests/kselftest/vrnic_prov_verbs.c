@@ -25,26 +25,15 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "suite_util.h"
 #include "kselftest_harness.h"
 
-/* The harness compares int literals with the unsigned verbs fields. */
-#pragma GCC diagnostic ignored "-Wsign-compare"
-
-#define DEV_NAME "vrnic0"
 #define BUF_SIZE (1 << 20)
-#define TIMEOUT_MS 10000
+#define TIMEOUT_MS SU_TIMEOUT_MS
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
 /* ------------------------------------------------------------------ */
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* RoCE needs the port's netdev up to resolve the destination MAC. */
 static void netdev_up(void)
@@ -55,7 +44,7 @@ static void netdev_up(void)
 	int s;
 
 	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0", DEV_NAME);
+		 "/sys/class/infiniband/%s/ports/1/gid_attrs/ndevs/0", SU_DEV);
 	f = fopen(path, "r");
 	if (!f)
 		return;
@@ -76,260 +65,45 @@ out:
 		close(s);
 }
 
-static struct ibv_context *open_vrnic(void)
-{
-	struct ibv_context *ctx = NULL;
-	struct ibv_device **list;
-	int i, n;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), DEV_NAME))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
-/* A valid GID: an IPv4-mapped one if there is one, else the first. */
-static int pick_gid(struct ibv_context *ctx, union ibv_gid *gid)
-{
-	struct ibv_port_attr pa;
-	int best = -1, i;
-
-	for (int tries = 0; tries < 50 && best < 0; tries++) {
-		if (ibv_query_port(ctx, 1, &pa))
-			return -1;
-		for (i = 0; i < pa.gid_tbl_len; i++) {
-			union ibv_gid g;
-			static const uint8_t v4[12] = {
-				0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-			if (ibv_query_gid(ctx, 1, i, &g) || !g.global.interface_id)
-				continue;
-			if (!memcmp(g.raw, v4, sizeof(v4))) {
-				best = i;
-				break;
-			}
-			if (best < 0)
-				best = i;
-		}
-		if (best < 0)
-			usleep(100 * 1000);
-	}
-	if (best >= 0 && ibv_query_gid(ctx, 1, best, gid))
-		return -1;
-	return best;
-}
-
-/* Poll one completion, or return 0 after ms milliseconds. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	long end = now_ms() + ms;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-	} while (now_ms() < end);
-	return 0;
-}
-
-struct qp_opts {
-	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
-	int qp_ex;	/* create with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS */
-	int sig_all;
-};
-
-static const struct qp_opts default_opts = {
+static const struct su_opts default_opts = {
 	.send_wr = 64, .recv_wr = 64, .send_sge = 4, .recv_sge = 4,
 	.inline_data = 128,
 };
 
-struct pair {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	struct ibv_comp_channel *ch;
-	struct ibv_cq *cq[2];
-	struct ibv_qp *qp[2];
-	union ibv_gid gid;
-	int gid_index;
-	struct ibv_qp_cap cap;
-};
-
-static struct ibv_qp *create_qp(struct pair *p, int i, const struct qp_opts *o)
+/* Another QP on side @i's CQ with @o's capabilities. */
+static struct ibv_qp *create_qp(struct su_pair *p, int i,
+				const struct su_opts *o)
 {
-	struct ibv_qp_init_attr_ex a = {
-		.send_cq = p->cq[i],
-		.recv_cq = p->cq[i],
-		.cap = {
-			.max_send_wr = o->send_wr,
-			.max_recv_wr = o->recv_wr,
-			.max_send_sge = o->send_sge,
-			.max_recv_sge = o->recv_sge,
-			.max_inline_data = o->inline_data,
-		},
-		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = o->sig_all,
-		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.pd = p->pd,
-	};
-	struct ibv_qp *qp;
-
-	if (o->qp_ex) {
-		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
-			IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			IBV_QP_EX_WITH_RDMA_READ |
-			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-	}
-	qp = ibv_create_qp_ex(p->ctx, &a);
-	if (qp)
-		p->cap = a.cap;
-	return qp;
+	p->o.send_wr = o->send_wr;
+	p->o.recv_wr = o->recv_wr;
+	p->o.send_sge = o->send_sge;
+	p->o.recv_sge = o->recv_sge;
+	p->o.inline_data = o->inline_data;
+	p->o.qp_ex = o->qp_ex;
+	p->o.sig_all = o->sig_all;
+	return su_create_qp(p, p->pd, p->cq[i], p->cq[i]);
 }
 
-static int to_init(struct ibv_qp *qp)
+static int to_rts(struct su_pair *p, struct ibv_qp *qp, uint32_t dest)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
-static int to_rts(struct pair *p, struct ibv_qp *qp, uint32_t dest)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = 0,
-		.max_dest_rd_atomic = 16,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = {
-				.dgid = p->gid,
-				.sgid_index = p->gid_index,
-				.hop_limit = 64,
-			},
-			.port_num = 1,
-		},
-	};
-	int err;
-
-	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int connect_pair(struct pair *p)
-{
-	return to_init(p->qp[0]) ?: to_init(p->qp[1]) ?:
-	       to_rts(p, p->qp[0], p->qp[1]->qp_num) ?:
-	       to_rts(p, p->qp[1], p->qp[0]->qp_num);
+	return su_to_rtr(p, qp, dest) ?: su_to_rts(p, qp);
 }
 
 /* Context, PD, one 1 MiB MR, a CQ and a QP per side; connected. */
-static int pair_open(struct pair *p, const struct qp_opts *o, int cqe, int channel)
+static int pair_open(struct su_pair *p, const struct su_opts *o, int cqe,
+		     int channel)
 {
-	memset(p, 0, sizeof(*p));
-	netdev_up();
-	p->ctx = open_vrnic();
-	if (!p->ctx)
-		return -1;
-	p->gid_index = pick_gid(p->ctx, &p->gid);
-	if (p->gid_index < 0)
-		return -2;
-	p->pd = ibv_alloc_pd(p->ctx);
-	if (!p->pd)
-		return -3;
-	p->buf = aligned_alloc(4096, BUF_SIZE);
-	if (!p->buf)
-		return -4;
-	memset(p->buf, 0, BUF_SIZE);
-	p->mr = ibv_reg_mr(p->pd, p->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!p->mr)
-		return -5;
-	if (channel) {
-		p->ch = ibv_create_comp_channel(p->ctx);
-		if (!p->ch)
-			return -6;
-	}
-	for (int i = 0; i < 2; i++) {
-		p->cq[i] = ibv_create_cq(p->ctx, cqe, NULL, p->ch, 0);
-		if (!p->cq[i])
-			return -7;
-	}
-	for (int i = 0; i < 2; i++) {
-		p->qp[i] = create_qp(p, i, o);
-		if (!p->qp[i])
-			return -8;
-	}
-	return connect_pair(p) ? -9 : 0;
-}
+	struct su_opts x = *o;
 
-static void pair_close(struct pair *p)
-{
-	for (int i = 0; i < 2; i++)
-		if (p->qp[i])
-			ibv_destroy_qp(p->qp[i]);
-	for (int i = 0; i < 2; i++)
-		if (p->cq[i])
-			ibv_destroy_cq(p->cq[i]);
-	if (p->ch)
-		ibv_destroy_comp_channel(p->ch);
-	if (p->mr)
-		ibv_dereg_mr(p->mr);
-	free(p->buf);
-	if (p->pd)
-		ibv_dealloc_pd(p->pd);
-	if (p->ctx)
-		ibv_close_device(p->ctx);
+	x.cqe = cqe;
+	x.channel = channel;
+	netdev_up();
+	return su_pair_open(p, &x);
 }
 
 /* Buffer regions: side A uses [0, 512K), side B [512K, 1M). */
 #define A_OFF 0
 #define B_OFF (BUF_SIZE / 2)
-
-static struct ibv_sge sge_at(struct pair *p, size_t off, uint32_t len)
-{
-	struct ibv_sge s = {
-		.addr = (uintptr_t)p->buf + off, .length = len, .lkey = p->mr->lkey,
-	};
-	return s;
-}
-
-static uint64_t addr_at(struct pair *p, size_t off)
-{
-	return (uintptr_t)p->buf + off;
-}
 
 static void fill(uint8_t *b, size_t len, unsigned int seed)
 {
@@ -337,17 +111,17 @@ static void fill(uint8_t *b, size_t len, unsigned int seed)
 		b[i] = (uint8_t)(i * 31 + seed);
 }
 
-static int post_recv(struct pair *p, int side, uint64_t wr_id, size_t off,
+static int post_recv(struct su_pair *p, int side, uint64_t wr_id, size_t off,
 		     uint32_t len)
 {
-	struct ibv_sge s = sge_at(p, off, len);
+	struct ibv_sge s = su_sge(p, off, len);
 	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &s, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
 	return ibv_post_recv(p->qp[side], &wr, &bad);
 }
 
-static int post_send(struct pair *p, int side, enum ibv_wr_opcode op,
+static int post_send(struct su_pair *p, int side, enum ibv_wr_opcode op,
 		     uint64_t wr_id, struct ibv_sge *s, int n, unsigned int flags,
 		     uint64_t raddr, uint32_t rkey)
 {
@@ -372,7 +146,7 @@ static int post_send(struct pair *p, int side, enum ibv_wr_opcode op,
 /* ------------------------------------------------------------------ */
 
 FIXTURE(pair) {
-	struct pair p;
+	struct su_pair p;
 };
 
 FIXTURE_SETUP(pair)
@@ -384,7 +158,7 @@ FIXTURE_SETUP(pair)
 
 FIXTURE_TEARDOWN(pair)
 {
-	pair_close(&self->p);
+	su_pair_close(&self->p);
 }
 
 TEST_F(pair, device_and_port)
@@ -408,9 +182,9 @@ TEST_F(pair, device_and_port)
 
 TEST_F(pair, send_with_imm_two_sges)
 {
-	struct pair *p = &self->p;
-	struct ibv_sge s[2] = { sge_at(p, A_OFF, 1000), sge_at(p, A_OFF + 4096, 3000) };
-	struct ibv_sge r[2] = { sge_at(p, B_OFF, 2000), sge_at(p, B_OFF + 8192, 2000) };
+	struct su_pair *p = &self->p;
+	struct ibv_sge s[2] = { su_sge(p, A_OFF, 1000), su_sge(p, A_OFF + 4096, 3000) };
+	struct ibv_sge r[2] = { su_sge(p, B_OFF, 2000), su_sge(p, B_OFF + 8192, 2000) };
 	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = r, .num_sge = 2 };
 	struct ibv_send_wr wr = {
 		.wr_id = 9, .sg_list = s, .num_sge = 2,
@@ -429,13 +203,13 @@ TEST_F(pair, send_with_imm_two_sges)
 	ASSERT_EQ(0, ibv_post_recv(p->qp[1], &rwr, &rbad));
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
 
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 	EXPECT_EQ(9, wc.wr_id);
 	EXPECT_EQ(p->qp[0]->qp_num, wc.qp_num);
 
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 	EXPECT_EQ(7, wc.wr_id);
@@ -450,13 +224,13 @@ TEST_F(pair, send_with_imm_two_sges)
 
 TEST_F(pair, rdma_write_and_write_with_imm)
 {
-	struct pair *p = &self->p;
-	struct ibv_sge s = sge_at(p, A_OFF, 65536);
+	struct su_pair *p = &self->p;
+	struct ibv_sge s = su_sge(p, A_OFF, 65536);
 	struct ibv_send_wr wr = {
 		.wr_id = 1, .sg_list = &s, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(77),
-		.wr.rdma = { .remote_addr = addr_at(p, B_OFF + 4096),
+		.wr.rdma = { .remote_addr = su_addr(p, B_OFF + 4096),
 			     .rkey = p->mr->rkey },
 	};
 	struct ibv_send_wr *bad;
@@ -464,8 +238,8 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 
 	fill(p->buf + A_OFF, 65536, 3);
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 0, &s, 1,
-			       IBV_SEND_SIGNALED, addr_at(p, B_OFF), p->mr->rkey));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
 	EXPECT_EQ(0, memcmp(p->buf + B_OFF, p->buf + A_OFF, 65536));
@@ -473,9 +247,9 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 	/* WRITE_WITH_IMM consumes a receive WQE without using its SGEs. */
 	ASSERT_EQ(0, post_recv(p, 1, 5, B_OFF + 200000, 16));
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
 	EXPECT_EQ(5, wc.wr_id);
@@ -487,14 +261,14 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 
 TEST_F(pair, rdma_read)
 {
-	struct pair *p = &self->p;
-	struct ibv_sge s = sge_at(p, A_OFF, 100000);
+	struct su_pair *p = &self->p;
+	struct ibv_sge s = su_sge(p, A_OFF, 100000);
 	struct ibv_wc wc;
 
 	fill(p->buf + B_OFF, 100000, 4);
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_READ, 3, &s, 1,
-			       IBV_SEND_SIGNALED, addr_at(p, B_OFF), p->mr->rkey));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
 	EXPECT_EQ(100000, wc.byte_len);
@@ -503,15 +277,15 @@ TEST_F(pair, rdma_read)
 
 TEST_F(pair, atomics)
 {
-	struct pair *p = &self->p;
+	struct su_pair *p = &self->p;
 	uint64_t *target = (uint64_t *)(p->buf + B_OFF + 64);
 	uint64_t *result = (uint64_t *)(p->buf + A_OFF + 64);
-	struct ibv_sge s = sge_at(p, A_OFF + 64, 8);
+	struct ibv_sge s = su_sge(p, A_OFF + 64, 8);
 	struct ibv_send_wr wr = {
 		.wr_id = 1, .sg_list = &s, .num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.atomic = { .remote_addr = addr_at(p, B_OFF + 64),
+		.wr.atomic = { .remote_addr = su_addr(p, B_OFF + 64),
 			       .compare_add = 5, .rkey = p->mr->rkey },
 	};
 	struct ibv_send_wr *bad;
@@ -519,7 +293,7 @@ TEST_F(pair, atomics)
 
 	*target = 100;
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
 	EXPECT_EQ(100, *result);
@@ -530,7 +304,7 @@ TEST_F(pair, atomics)
 	wr.wr.atomic.compare_add = 105;
 	wr.wr.atomic.swap = 0xabcdef;
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_COMP_SWAP, wc.opcode);
 	EXPECT_EQ(105, *result);
@@ -538,14 +312,14 @@ TEST_F(pair, atomics)
 	wr.wr.atomic.compare_add = 1;
 	wr.wr.atomic.swap = 2;
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(0xabcdef, *result);
 	EXPECT_EQ(0xabcdef, *target);
 }
 
 TEST_F(pair, inline_send_copies_at_post_time)
 {
-	struct pair *p = &self->p;
+	struct su_pair *p = &self->p;
 	char msg[120];
 	struct ibv_sge s[2] = {
 		{ .addr = (uintptr_t)msg, .length = 60, .lkey = 0 },
@@ -563,19 +337,19 @@ TEST_F(pair, inline_send_copies_at_post_time)
 
 	memcpy(sent, msg, sizeof(sent));
 	memset(msg, 0, sizeof(msg));
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(120, wc.byte_len);
 	EXPECT_EQ(0, memcmp(p->buf + B_OFF, sent, 120));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
 TEST_F(pair, bad_requests_fail_synchronously)
 {
-	struct pair *p = &self->p;
+	struct su_pair *p = &self->p;
 	struct ibv_sge many[64];
-	struct ibv_sge s = sge_at(p, A_OFF, 8);
+	struct ibv_sge s = su_sge(p, A_OFF, 8);
 	struct ibv_send_wr wr2 = {
 		.wr_id = 2, .sg_list = many, .num_sge = 64,
 		.opcode = IBV_WR_SEND,
@@ -583,7 +357,7 @@ TEST_F(pair, bad_requests_fail_synchronously)
 	struct ibv_send_wr wr1 = {
 		.wr_id = 1, .next = &wr2, .sg_list = &s, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = addr_at(p, B_OFF), .rkey = p->mr->rkey },
+		.wr.rdma = { .remote_addr = su_addr(p, B_OFF), .rkey = p->mr->rkey },
 	};
 	struct ibv_recv_wr rwr = { .wr_id = 3, .sg_list = many, .num_sge = 64 };
 	struct ibv_send_wr *bad = NULL;
@@ -592,12 +366,12 @@ TEST_F(pair, bad_requests_fail_synchronously)
 	struct ibv_wc wc;
 
 	for (int i = 0; i < 64; i++)
-		many[i] = sge_at(p, A_OFF + i * 64, 64);
+		many[i] = su_sge(p, A_OFF + i * 64, 64);
 
 	/* Too many SGEs: EINVAL at that WR; the WRs before it are posted. */
 	EXPECT_EQ(EINVAL, ibv_post_send(p->qp[0], &wr1, &bad));
 	EXPECT_EQ(&wr2, bad);
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(EINVAL, ibv_post_recv(p->qp[1], &rwr, &rbad));
@@ -614,7 +388,7 @@ TEST_F(pair, bad_requests_fail_synchronously)
 	EXPECT_EQ(&wr1, bad);
 
 	/* An atomic operand must be one 8-byte SGE. */
-	s = sge_at(p, A_OFF, 4);
+	s = su_sge(p, A_OFF, 4);
 	wr1.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	wr1.send_flags = 0;
 	bad = NULL;
@@ -622,19 +396,19 @@ TEST_F(pair, bad_requests_fail_synchronously)
 	EXPECT_EQ(&wr1, bad);
 
 	/* Opcodes the device does not have. */
-	s = sge_at(p, A_OFF, 8);
+	s = su_sge(p, A_OFF, 8);
 	wr1.opcode = IBV_WR_LOCAL_INV;
 	EXPECT_EQ(EINVAL, ibv_post_send(p->qp[0], &wr1, &bad));
 
 	/* Nothing else was posted. */
-	EXPECT_EQ(0, poll_one(p->cq[0], &wc, 200));
+	EXPECT_EQ(0, su_poll(p->cq[0], &wc, 200));
 }
 
 TEST_F(pair, full_queues_fail_with_enomem)
 {
-	struct pair *p = &self->p;
-	struct qp_opts o = default_opts;
-	struct ibv_sge s = sge_at(p, A_OFF, 8);
+	struct su_pair *p = &self->p;
+	struct su_opts o = default_opts;
+	struct ibv_sge s = su_sge(p, A_OFF, 8);
 	struct ibv_send_wr wr = {
 		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
 	};
@@ -649,7 +423,7 @@ TEST_F(pair, full_queues_fail_with_enomem)
 	o.recv_wr = 8;
 	qp = create_qp(p, 0, &o);
 	ASSERT_NE(NULL, qp);
-	ASSERT_EQ(0, to_init(qp));
+	ASSERT_EQ(0, su_to_init(p, qp));
 	for (i = 0; i < p->cap.max_send_wr; i++) {
 		ASSERT_EQ(0, ibv_post_send(qp, &wr, &bad)) TH_LOG("send %u", i);
 	}
@@ -665,8 +439,8 @@ TEST_F(pair, full_queues_fail_with_enomem)
 
 TEST_F(pair, remote_access_error_completes_in_error)
 {
-	struct pair *p = &self->p;
-	struct ibv_sge s = sge_at(p, A_OFF, 64);
+	struct su_pair *p = &self->p;
+	struct ibv_sge s = su_sge(p, A_OFF, 64);
 	struct ibv_async_event ev;
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
@@ -675,15 +449,15 @@ TEST_F(pair, remote_access_error_completes_in_error)
 	int got = 0;
 
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 11, &s, 1,
-			       IBV_SEND_SIGNALED, addr_at(p, B_OFF),
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF),
 			       p->mr->rkey ^ 0x5a5a00));
 	/* Posted after the failing one: flushed. */
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 12, &s, 1, 0,
-			       addr_at(p, B_OFF), p->mr->rkey));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+			       su_addr(p, B_OFF), p->mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(11, wc.wr_id);
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(12, wc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	ASSERT_EQ(0, ibv_query_qp(p->qp[0], &attr, IBV_QP_STATE, &init));
@@ -694,7 +468,7 @@ TEST_F(pair, remote_access_error_completes_in_error)
 	      fcntl(p->ctx->async_fd, F_GETFL) | O_NONBLOCK);
 	pfd.fd = p->ctx->async_fd;
 	pfd.events = POLLIN;
-	for (long end = now_ms() + TIMEOUT_MS; !got && now_ms() < end;) {
+	for (long end = su_now_ms() + TIMEOUT_MS; !got && su_now_ms() < end;) {
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
 		while (!ibv_get_async_event(p->ctx, &ev)) {
@@ -711,10 +485,10 @@ TEST_F(pair, remote_access_error_completes_in_error)
 
 TEST_F(pair, query_modify_reset_and_reconnect)
 {
-	struct pair *p = &self->p;
+	struct su_pair *p = &self->p;
 	struct ibv_qp_attr attr = {};
 	struct ibv_qp_init_attr init;
-	struct ibv_sge s = sge_at(p, A_OFF, 32);
+	struct ibv_sge s = su_sge(p, A_OFF, 32);
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, ibv_query_qp(p->qp[0], &attr, IBV_QP_STATE | IBV_QP_DEST_QPN |
@@ -731,7 +505,7 @@ TEST_F(pair, query_modify_reset_and_reconnect)
 	ASSERT_EQ(0, post_recv(p, 1, 22, B_OFF, 32));
 	attr.qp_state = IBV_QPS_ERR;
 	ASSERT_EQ(0, ibv_modify_qp(p->qp[1], &attr, IBV_QP_STATE));
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(21, wc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	/* Leave the second flush CQE in the CQ: RESET must drop it. */
@@ -742,38 +516,38 @@ TEST_F(pair, query_modify_reset_and_reconnect)
 	ASSERT_EQ(0, ibv_modify_qp(p->qp[0], &attr, IBV_QP_STATE));
 
 	/* Back to RTS and working, with the old CQEs gone. */
-	ASSERT_EQ(0, connect_pair(p));
+	ASSERT_EQ(0, su_connect(p, p->qp[0], p->qp[1]));
 	fill(p->buf + A_OFF, 32, 9);
 	ASSERT_EQ(0, post_recv(p, 1, 23, B_OFF, 32));
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 24, &s, 1, IBV_SEND_SIGNALED,
 			       0, 0));
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(23, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(p->buf + A_OFF, p->buf + B_OFF, 32));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(24, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
 TEST_F(pair, resize_cq)
 {
-	struct pair *p = &self->p;
-	struct ibv_sge s = sge_at(p, A_OFF, 8);
+	struct su_pair *p = &self->p;
+	struct ibv_sge s = su_sge(p, A_OFF, 8);
 	struct ibv_wc wc;
 	int i;
 
 	/* Completions in the CQ survive a resize. */
 	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, i, &s, 1,
-				       IBV_SEND_SIGNALED, addr_at(p, B_OFF),
+				       IBV_SEND_SIGNALED, su_addr(p, B_OFF),
 				       p->mr->rkey));
 	}
 	usleep(200 * 1000);
 	ASSERT_EQ(0, ibv_resize_cq(p->cq[0], 1000));
 	EXPECT_LE(1000, p->cq[0]->cqe);
 	for (i = 0; i < 10; i++) {
-		ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 		EXPECT_EQ(i, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
@@ -783,9 +557,9 @@ TEST_F(pair, resize_cq)
 
 		ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, i, &s, 1,
 				       sig ? IBV_SEND_SIGNALED : 0,
-				       addr_at(p, B_OFF), p->mr->rkey));
+				       su_addr(p, B_OFF), p->mr->rkey));
 		if (sig) {
-			ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+			ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 			EXPECT_EQ(i, wc.wr_id);
 			EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		}
@@ -798,30 +572,30 @@ TEST_F(pair, resize_cq)
 
 TEST(small_queues_wrap)
 {
-	struct qp_opts o = { .send_wr = 2, .recv_wr = 2, .send_sge = 1,
+	struct su_opts o = { .send_wr = 2, .recv_wr = 2, .send_sge = 1,
 			     .recv_sge = 1, .inline_data = 0 };
-	struct pair pp, *p = &pp;
+	struct su_pair pp, *p = &pp;
 	struct ibv_wc wc;
 	int err;
 
 	err = pair_open(p, &o, 4, 0);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	for (int i = 0; i < 500; i++) {
-		struct ibv_sge s = sge_at(p, A_OFF + (i % 16) * 64, 64);
+		struct ibv_sge s = su_sge(p, A_OFF + (i % 16) * 64, 64);
 
 		fill(p->buf + A_OFF + (i % 16) * 64, 64, i);
 		ASSERT_EQ(0, post_recv(p, 1, i, B_OFF, 64));
 		ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, i, &s, 1,
 				       IBV_SEND_SIGNALED, 0, 0));
-		ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(i, wc.wr_id);
 		ASSERT_EQ(0, memcmp(p->buf + B_OFF, p->buf + A_OFF + (i % 16) * 64, 64));
-		ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(i, wc.wr_id);
 	}
-	pair_close(p);
+	su_pair_close(p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -830,7 +604,7 @@ TEST(small_queues_wrap)
 
 TEST(qp_ex_and_cq_ex)
 {
-	struct qp_opts o = default_opts;
+	struct su_opts o = default_opts;
 	struct ibv_cq_init_attr_ex ca = {
 		.cqe = 64,
 		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM |
@@ -838,7 +612,7 @@ TEST(qp_ex_and_cq_ex)
 	};
 	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
 	struct ibv_poll_cq_attr pa = {};
-	struct pair pp, *p = &pp;
+	struct su_pair pp, *p = &pp;
 	struct ibv_cq_ex *cqx;
 	struct ibv_qp_ex *qpx;
 	struct ibv_sge sl[2];
@@ -861,7 +635,7 @@ TEST(qp_ex_and_cq_ex)
 	ASSERT_NE(NULL, p->qp[1]);
 	/* A's QP back to RESET, then connect it to the new B. */
 	ASSERT_EQ(0, ibv_modify_qp(p->qp[0], &reset, IBV_QP_STATE));
-	ASSERT_EQ(0, connect_pair(p));
+	ASSERT_EQ(0, su_connect(p, p->qp[0], p->qp[1]));
 
 	qpx = ibv_qp_to_qp_ex(p->qp[0]);
 	ASSERT_NE(NULL, qpx);
@@ -875,28 +649,28 @@ TEST(qp_ex_and_cq_ex)
 	ibv_wr_start(qpx);
 	qpx->wr_id = 1;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(qpx, p->mr->rkey, addr_at(p, B_OFF + 16384));
-	ibv_wr_set_sge(qpx, p->mr->lkey, addr_at(p, A_OFF), 8192);
+	ibv_wr_rdma_write(qpx, p->mr->rkey, su_addr(p, B_OFF + 16384));
+	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF), 8192);
 	qpx->wr_id = 2;
 	qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
 	ibv_wr_send_imm(qpx, htonl(0xfeed));
 	ibv_wr_set_inline_data_list(qpx, 2, bufs);
 	qpx->wr_id = 3;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_atomic_fetch_add(qpx, p->mr->rkey, addr_at(p, B_OFF + 1024), 2);
-	ibv_wr_set_sge(qpx, p->mr->lkey, addr_at(p, A_OFF + 20000), 8);
+	ibv_wr_atomic_fetch_add(qpx, p->mr->rkey, su_addr(p, B_OFF + 1024), 2);
+	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF + 20000), 8);
 	qpx->wr_id = 4;
-	ibv_wr_rdma_read(qpx, p->mr->rkey, addr_at(p, B_OFF + 65536));
-	sl[0] = sge_at(p, A_OFF + 32768, 1000);
-	sl[1] = sge_at(p, A_OFF + 40960, 3096);
+	ibv_wr_rdma_read(qpx, p->mr->rkey, su_addr(p, B_OFF + 65536));
+	sl[0] = su_sge(p, A_OFF + 32768, 1000);
+	sl[1] = su_sge(p, A_OFF + 40960, 3096);
 	ibv_wr_set_sge_list(qpx, 2, sl);
 	qpx->wr_id = 5;
-	ibv_wr_rdma_write_imm(qpx, p->mr->rkey, addr_at(p, B_OFF + 16384), htonl(5));
+	ibv_wr_rdma_write_imm(qpx, p->mr->rkey, su_addr(p, B_OFF + 16384), htonl(5));
 	ibv_wr_set_inline_data(qpx, a, 6);
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
 
 	for (int want = 1; want <= 5; want++) {
-		ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 		EXPECT_EQ(want, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
@@ -908,7 +682,7 @@ TEST(qp_ex_and_cq_ex)
 	EXPECT_EQ(0, memcmp(p->buf + A_OFF + 40960, p->buf + B_OFF + 65536 + 1000, 3096));
 
 	/* The two receive completions through the extended CQ API. */
-	for (long end = now_ms() + TIMEOUT_MS; now_ms() < end;) {
+	for (long end = su_now_ms() + TIMEOUT_MS; su_now_ms() < end;) {
 		err = ibv_start_poll(cqx, &pa);
 		if (err != ENOENT)
 			break;
@@ -924,7 +698,7 @@ TEST(qp_ex_and_cq_ex)
 	EXPECT_EQ(p->qp[0]->qp_num, ibv_wc_read_src_qp(cqx));
 	EXPECT_EQ(0, memcmp(p->buf + B_OFF, "hello world", 11));
 	n = 1;
-	for (long end = now_ms() + TIMEOUT_MS; n < 2 && now_ms() < end;) {
+	for (long end = su_now_ms() + TIMEOUT_MS; n < 2 && su_now_ms() < end;) {
 		err = ibv_next_poll(cqx);
 		if (!err) {
 			n++;
@@ -943,14 +717,14 @@ TEST(qp_ex_and_cq_ex)
 	ibv_wr_start(qpx);
 	qpx->wr_id = 6;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_read(qpx, p->mr->rkey, addr_at(p, B_OFF));
+	ibv_wr_rdma_read(qpx, p->mr->rkey, su_addr(p, B_OFF));
 	ibv_wr_set_inline_data(qpx, a, 6); /* READ cannot be inline */
 	EXPECT_EQ(EINVAL, ibv_wr_complete(qpx));
 	ibv_wr_start(qpx);
 	ibv_wr_send(qpx);
-	ibv_wr_set_sge(qpx, p->mr->lkey, addr_at(p, A_OFF), 8);
+	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF), 8);
 	ibv_wr_abort(qpx);
-	EXPECT_EQ(0, poll_one(p->cq[0], &wc, 200));
+	EXPECT_EQ(0, su_poll(p->cq[0], &wc, 200));
 
 	/* Plain ibv_poll_cq on an extended CQ works too. */
 	ASSERT_EQ(0, post_recv(p, 1, 102, B_OFF, 64));
@@ -958,13 +732,13 @@ TEST(qp_ex_and_cq_ex)
 	qpx->wr_id = 7;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_send(qpx);
-	ibv_wr_set_sge(qpx, p->mr->lkey, addr_at(p, A_OFF), 64);
+	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF), 64);
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(102, wc.wr_id);
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(7, wc.wr_id);
-	pair_close(p);
+	su_pair_close(p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -983,7 +757,7 @@ static int wait_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, int ms
 
 TEST(completion_channel)
 {
-	struct pair pp, *p = &pp;
+	struct su_pair pp, *p = &pp;
 	struct ibv_sge s;
 	struct ibv_cq *ev_cq;
 	struct ibv_wc wc;
@@ -992,12 +766,12 @@ TEST(completion_channel)
 	err = pair_open(p, &default_opts, 64, 1);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	fcntl(p->ch->fd, F_SETFL, fcntl(p->ch->fd, F_GETFL) | O_NONBLOCK);
-	s = sge_at(p, A_OFF, 16);
+	s = su_sge(p, A_OFF, 16);
 
 	/* Armed for any completion: a send completion wakes us. */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 0));
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 1, &s, 1,
-			       IBV_SEND_SIGNALED, addr_at(p, B_OFF), p->mr->rkey));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
 	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, TIMEOUT_MS));
 	EXPECT_EQ(p->cq[0], ev_cq);
 	ibv_ack_cq_events(ev_cq, 1);
@@ -1006,8 +780,8 @@ TEST(completion_channel)
 
 	/* Not re-armed: no event for the next completion. */
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 2, &s, 1,
-			       IBV_SEND_SIGNALED, addr_at(p, B_OFF), p->mr->rkey));
-	ASSERT_EQ(1, poll_one(p->cq[0], &wc, TIMEOUT_MS));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(-1, wait_cq_event(p->ch, &ev_cq, 300));
 
 	/* Solicited only: an unsolicited receive does not wake us ... */
@@ -1015,7 +789,7 @@ TEST(completion_channel)
 	ASSERT_EQ(0, post_recv(p, 1, 10, B_OFF, 64));
 	ASSERT_EQ(0, post_recv(p, 1, 11, B_OFF, 64));
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 3, &s, 1, IBV_SEND_SIGNALED, 0, 0));
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(10, wc.wr_id);
 	EXPECT_EQ(-1, wait_cq_event(p->ch, &ev_cq, 300));
 	/* ... a solicited one does (the request is still pending). */
@@ -1024,11 +798,11 @@ TEST(completion_channel)
 	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, TIMEOUT_MS));
 	EXPECT_EQ(p->cq[1], ev_cq);
 	ibv_ack_cq_events(ev_cq, 1);
-	ASSERT_EQ(1, poll_one(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(11, wc.wr_id);
-	while (poll_one(p->cq[0], &wc, 100))
+	while (su_poll(p->cq[0], &wc, 100))
 		;
-	pair_close(p);
+	su_pair_close(p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1038,7 +812,7 @@ TEST(completion_channel)
 #define MT_PER_THREAD 2000
 
 struct mt_arg {
-	struct pair *p;
+	struct su_pair *p;
 	struct ibv_qp *qp;
 	size_t off;
 	atomic_int *done;	/* completions per QP, indexed 0/1 */
@@ -1049,19 +823,19 @@ struct mt_arg {
 static void *mt_worker(void *arg)
 {
 	struct mt_arg *a = arg;
-	struct ibv_sge s = sge_at(a->p, a->off, 256);
+	struct ibv_sge s = su_sge(a->p, a->off, 256);
 	int posted = 0, outstanding = 0;
-	long end = now_ms() + 60000;
+	long end = su_now_ms() + 60000;
 
 	while ((posted < MT_PER_THREAD || atomic_load(&a->done[a->index]) < MT_PER_THREAD) &&
-	       now_ms() < end) {
+	       su_now_ms() < end) {
 		if (posted < MT_PER_THREAD && outstanding < 16) {
 			struct ibv_send_wr wr = {
 				.wr_id = (uint64_t)a->index << 32 | posted,
 				.sg_list = &s, .num_sge = 1,
 				.opcode = IBV_WR_RDMA_WRITE,
 				.send_flags = IBV_SEND_SIGNALED,
-				.wr.rdma = { .remote_addr = addr_at(a->p, a->off + B_OFF),
+				.wr.rdma = { .remote_addr = su_addr(a->p, a->off + B_OFF),
 					     .rkey = a->p->mr->rkey },
 			};
 			struct ibv_send_wr *bad;
@@ -1096,8 +870,8 @@ static void *mt_worker(void *arg)
 
 TEST(two_threads_share_a_cq)
 {
-	struct qp_opts o = default_opts;
-	struct pair pp, *p = &pp;
+	struct su_opts o = default_opts;
+	struct su_pair pp, *p = &pp;
 	struct ibv_qp *qp2[2];
 	atomic_int done[2] = { 0, 0 };
 	struct mt_arg args[2];
@@ -1112,8 +886,8 @@ TEST(two_threads_share_a_cq)
 	qp2[1] = create_qp(p, 1, &o);
 	ASSERT_NE(NULL, qp2[0]);
 	ASSERT_NE(NULL, qp2[1]);
-	ASSERT_EQ(0, to_init(qp2[0]));
-	ASSERT_EQ(0, to_init(qp2[1]));
+	ASSERT_EQ(0, su_to_init(p, qp2[0]));
+	ASSERT_EQ(0, su_to_init(p, qp2[1]));
 	ASSERT_EQ(0, to_rts(p, qp2[0], qp2[1]->qp_num));
 	ASSERT_EQ(0, to_rts(p, qp2[1], qp2[0]->qp_num));
 
@@ -1132,7 +906,7 @@ TEST(two_threads_share_a_cq)
 	EXPECT_EQ(MT_PER_THREAD, atomic_load(&done[1]));
 	EXPECT_EQ(0, ibv_destroy_qp(qp2[0]));
 	EXPECT_EQ(0, ibv_destroy_qp(qp2[1]));
-	pair_close(p);
+	su_pair_close(p);
 }
 
 TEST_HARNESS_MAIN

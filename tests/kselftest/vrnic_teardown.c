@@ -9,76 +9,16 @@
  * goes FATAL (injected through debugfs) reaches users as DEVICE_FATAL, takes
  * the port down and fails verbs with EIO; reloading resets it back to work.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <poll.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-#include <infiniband/verbs.h>
-#include <rdma/ib_user_verbs.h>
 
-#include "../../include/uapi/rdma/vrnic-abi.h"
+#include "suite_util.h"
 #include "kselftest_harness.h"
 
-#define IBDEV "vrnic0"
 #define MR_BYTES (1 << 20)
-
-static int open_uverbs(void)
-{
-	char path[PATH_MAX], name[64];
-	struct dirent *e;
-	int fd = -1;
-	FILE *f;
-	DIR *d;
-
-	d = opendir("/sys/class/infiniband_verbs");
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "uverbs", 6))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%63s", name) == 1 && !strcmp(name, IBDEV)) {
-			snprintf(path, sizeof(path), "/dev/infiniband/%s",
-				 e->d_name);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-		}
-		fclose(f);
-		if (fd >= 0)
-			break;
-	}
-	closedir(d);
-	return fd;
-}
-
-static int uverbs_write(int fd, __u32 command, void *cmd, size_t cmd_len,
-			size_t out_len)
-{
-	struct ib_uverbs_cmd_hdr *hdr = cmd;
-
-	hdr->command = command;
-	hdr->in_words = cmd_len / 4;
-	hdr->out_words = out_len / 4;
-	if (write(fd, cmd, cmd_len) != (ssize_t)cmd_len)
-		return -errno;
-	return 0;
-}
 
 struct uctx {
 	int fd;
@@ -88,26 +28,16 @@ struct uctx {
 
 static int get_context(struct uctx *u)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_get_context cmd;
-	} c = {};
-	struct {
-		struct ib_uverbs_get_context_resp core;
-		struct vrnic_ibv_alloc_ucontext_resp drv;
-	} r = {};
+	struct ib_uverbs_get_context_resp core;
 	int ret;
 
-	u->fd = open_uverbs();
+	u->fd = su_open_uverbs();
 	if (u->fd < 0)
 		return -ENODEV;
-	c.cmd.response = (__u64)(uintptr_t)&r;
-	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof(c),
-			   sizeof(r));
+	ret = su_get_context(u->fd, NULL, 0, &core, &u->drv);
 	if (ret)
 		return ret;
-	u->async_fd = r.core.async_fd;
-	u->drv = r.drv;
+	u->async_fd = core.async_fd;
 	return 0;
 }
 
@@ -121,7 +51,7 @@ static int alloc_pd(struct uctx *u, __u32 *pd)
 	int ret;
 
 	c.cmd.response = (__u64)(uintptr_t)&r;
-	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c),
+	ret = su_uverbs_write(u->fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c),
 			   sizeof(r));
 	*pd = r.pd_handle;
 	return ret;
@@ -143,7 +73,7 @@ static int reg_mr(struct uctx *u, __u32 pd, void *buf, size_t len)
 	c.cmd.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE |
 			     IB_UVERBS_ACCESS_REMOTE_WRITE |
 			     IB_UVERBS_ACCESS_REMOTE_READ;
-	return uverbs_write(u->fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
+	return su_uverbs_write(u->fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
 			    sizeof(r));
 }
 
@@ -163,7 +93,7 @@ static int create_cq(struct uctx *u, __u32 *handle)
 	c.cmd.response = (__u64)(uintptr_t)&r;
 	c.cmd.cqe = 64;
 	c.cmd.comp_channel = -1;
-	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
+	ret = su_uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
 			   sizeof(r));
 	if (ret)
 		return ret;
@@ -196,7 +126,7 @@ static int create_qp(struct uctx *u, __u32 pd, __u32 cq)
 	c.cmd.max_send_sge = 2;
 	c.cmd.max_recv_sge = 2;
 	c.cmd.qp_type = IB_UVERBS_QPT_RC;
-	ret = uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c),
+	ret = su_uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c),
 			   sizeof(r));
 	if (ret)
 		return ret;
@@ -245,24 +175,6 @@ static int make_objects(struct uctx *u)
 	return 0;
 }
 
-static int rdma_res(char *buf, size_t len)
-{
-	FILE *p = popen("rdma res show 2>&1 | grep ' " IBDEV ": '", "r");
-	char *nl;
-
-	if (!p)
-		return -1;
-	if (!fgets(buf, len, p)) {
-		pclose(p);
-		return -1;
-	}
-	pclose(p);
-	nl = strchr(buf, '\n');
-	if (nl)
-		*nl = 0;
-	return 0;
-}
-
 static int res_count(const char *line, const char *what)
 {
 	char key[32];
@@ -273,62 +185,7 @@ static int res_count(const char *line, const char *what)
 	return p ? atoi(p + strlen(key)) : -1;
 }
 
-static long vm_pin_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-/*
- * The vrnic netdev's IPv4 addresses, saved before the driver goes away and
- * put back on the new netdev afterwards: later tests may rely on them.
- */
 static char saved_addrs[1024];
-
-static void save_netdev_addrs(void)
-{
-	FILE *p = popen("nd=$(ls /sys/class/infiniband/vrnic0/device/net | head -n1); "
-			"ip -4 -o addr show dev \"$nd\" scope global | "
-			"awk '{printf \"%s \", $4}'", "r");
-	size_t n = 0;
-
-	saved_addrs[0] = 0;
-	if (!p)
-		return;
-	n = fread(saved_addrs, 1, sizeof(saved_addrs) - 1, p);
-	saved_addrs[n] = 0;
-	pclose(p);
-}
-
-static void restore_netdev_addrs(void)
-{
-	char cmd[1400];
-
-	snprintf(cmd, sizeof(cmd),
-		 "nd=$(ls /sys/class/infiniband/vrnic0/device/net | head -n1); "
-		 "ip link set \"$nd\" up; for a in %s; do "
-		 "ip addr replace \"$a\" dev \"$nd\"; done", saved_addrs);
-	if (system(cmd))
-		saved_addrs[0] = 0;
-}
 
 TEST(killed_process_leaves_nothing)
 {
@@ -338,7 +195,7 @@ TEST(killed_process_leaves_nothing)
 	char step = 0;
 	pid_t pid;
 
-	ASSERT_EQ(0, rdma_res(before, sizeof(before)));
+	ASSERT_EQ(0, su_res_line(before, sizeof(before)));
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -355,51 +212,24 @@ TEST(killed_process_leaves_nothing)
 	close(pipefd[0]);
 	EXPECT_EQ(0, step) TH_LOG("child failed at step %d", step);
 
-	ASSERT_EQ(0, rdma_res(during, sizeof(during)));
+	ASSERT_EQ(0, su_res_line(during, sizeof(during)));
 	EXPECT_EQ(res_count(before, "pd") + 2, res_count(during, "pd"));
 	EXPECT_EQ(res_count(before, "cq") + 2, res_count(during, "cq"));
 	EXPECT_EQ(res_count(before, "qp") + 2, res_count(during, "qp"));
 	EXPECT_EQ(res_count(before, "mr") + 1, res_count(during, "mr"));
 	EXPECT_EQ(res_count(before, "ctx") + 1, res_count(during, "ctx"));
 	/* The MR's pages are pinned and accounted to the process. */
-	EXPECT_LE(MR_BYTES / 1024, vm_pin_kb(pid));
+	EXPECT_LE(MR_BYTES / 1024, su_vmpin_kb(pid));
 
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, rdma_res(after, sizeof(after)));
+		ASSERT_EQ(0, su_res_line(after, sizeof(after)));
 		if (!strcmp(before, after))
 			break;
-		msleep(100);
+		su_sleep_ms(100);
 	}
 	EXPECT_STREQ(before, after);
-}
-
-static int module_path(char *path, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	/* <project>/build/kselftest/vrnic_teardown */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	snprintf(path, len, "%s/../../kernel/vrnic.ko", dirname(exe));
-	return 0;
-}
-
-static int port_active(void)
-{
-	char buf[64] = "";
-	FILE *f = fopen("/sys/class/infiniband/" IBDEV "/ports/1/state", "r");
-
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return !strncmp(buf, "4: ACTIVE", 9);
 }
 
 /* Child of the rmmod test: exit status 0 if disassociation looked right. */
@@ -439,7 +269,7 @@ TEST(rmmod_disassociates_then_reload)
 	char step = 0;
 	pid_t pid;
 
-	ASSERT_EQ(0, module_path(path, sizeof(path)));
+	ASSERT_EQ(0, su_module_path(path, sizeof(path), "vrnic.ko"));
 	ASSERT_EQ(0, access(path, R_OK)) TH_LOG("%s missing", path);
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
@@ -453,13 +283,13 @@ TEST(rmmod_disassociates_then_reload)
 	close(pipefd[0]);
 	ASSERT_EQ(0, step) TH_LOG("child failed at step %d", step);
 
-	save_netdev_addrs();
+	su_save_netdev_addrs(saved_addrs, sizeof(saved_addrs));
 	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
 	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
 	for (i = 0; i < 100; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
-		msleep(100);
+		su_sleep_ms(100);
 	}
 	if (i == 100) {
 		kill(pid, SIGKILL);
@@ -467,7 +297,7 @@ TEST(rmmod_disassociates_then_reload)
 	}
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("holder: status %#x", status);
-	EXPECT_NE(0, access("/sys/class/infiniband/" IBDEV, F_OK));
+	EXPECT_NE(0, access("/sys/class/infiniband/" SU_DEV, F_OK));
 
 	/* Leave the device as we found it for the tests that follow. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -475,10 +305,10 @@ TEST(rmmod_disassociates_then_reload)
 	ret = syscall(SYS_finit_module, fd, "", 0);
 	close(fd);
 	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", path, strerror(errno));
-	for (i = 0; i < 100 && !port_active(); i++)
-		msleep(100);
-	ASSERT_TRUE(port_active());
-	restore_netdev_addrs();
+	for (i = 0; i < 100 && !su_port_active(); i++)
+		su_sleep_ms(100);
+	ASSERT_TRUE(su_port_active());
+	su_restore_netdev_addrs(saved_addrs);
 }
 
 /* Child of the fatal test: 0 if DEVICE_FATAL arrived and verbs fail. */
@@ -526,7 +356,7 @@ static int debugfs_dir(char *dir, size_t len)
 
 	if (access("/sys/kernel/debug/vrnic", F_OK))
 		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	n = readlink("/sys/class/infiniband/" IBDEV "/device", link,
+	n = readlink("/sys/class/infiniband/" SU_DEV "/device", link,
 		     sizeof(link) - 1);
 	if (n <= 0)
 		return -1;
@@ -557,9 +387,9 @@ TEST(device_fatal_reaches_users_then_reload)
 	char c = 1;
 	pid_t pid;
 
-	ASSERT_EQ(0, module_path(mod, sizeof(mod)));
+	ASSERT_EQ(0, su_module_path(mod, sizeof(mod), "vrnic.ko"));
 	ASSERT_EQ(0, debugfs_dir(dir, sizeof(dir))) TH_LOG("no debugfs dir");
-	ASSERT_TRUE(port_active());
+	ASSERT_TRUE(su_port_active());
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -582,14 +412,14 @@ TEST(device_fatal_reaches_users_then_reload)
 	EXPECT_EQ(0, read_byte(pipefd[0], &c, 10000))
 		TH_LOG("no DEVICE_FATAL reached the process");
 	EXPECT_EQ(0, c);
-	EXPECT_FALSE(port_active());
+	EXPECT_FALSE(su_port_active());
 	snprintf(path, sizeof(path), "%s/state", dir);
 	ASSERT_EQ(0, read_file(path, state, sizeof(state)));
 	EXPECT_NE(NULL, strstr(state, "driver_fatal\t1"));
 	EXPECT_NE(NULL, strstr(state, "fatal_code\t2")) TH_LOG("%s", state);
 
 	/* Unload with the process still holding the dead device. */
-	save_netdev_addrs();
+	su_save_netdev_addrs(saved_addrs, sizeof(saved_addrs));
 	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
 	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
 	kill(pid, SIGKILL);
@@ -602,10 +432,10 @@ TEST(device_fatal_reaches_users_then_reload)
 	ret = syscall(SYS_finit_module, fd, "", 0);
 	close(fd);
 	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", mod, strerror(errno));
-	for (i = 0; i < 100 && !port_active(); i++)
-		msleep(100);
-	ASSERT_TRUE(port_active());
-	restore_netdev_addrs();
+	for (i = 0; i < 100 && !su_port_active(); i++)
+		su_sleep_ms(100);
+	ASSERT_TRUE(su_port_active());
+	su_restore_netdev_addrs(saved_addrs);
 }
 
 TEST_HARNESS_MAIN

@@ -6,76 +6,8 @@
  * KICK, QUERY_LAYOUT) accepting well-formed and rejecting malformed
  * ioctls.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-#include <rdma/ib_user_verbs.h>
-#include <rdma/rdma_user_ioctl.h>
-
-#include <vrnic_dev.h>
-#include "../../include/uapi/rdma/vrnic-abi.h"
+#include "suite_util.h"
 #include "kselftest_harness.h"
-
-#define IBDEV "vrnic0"
-
-static int open_uverbs(void)
-{
-	char path[PATH_MAX], name[64];
-	struct dirent *e;
-	int fd = -1;
-	FILE *f;
-	DIR *d;
-
-	d = opendir("/sys/class/infiniband_verbs");
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "uverbs", 6))
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/class/infiniband_verbs/%s/ibdev", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fscanf(f, "%63s", name) == 1 && !strcmp(name, IBDEV)) {
-			snprintf(path, sizeof(path), "/dev/infiniband/%s",
-				 e->d_name);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-		}
-		fclose(f);
-		if (fd >= 0)
-			break;
-	}
-	closedir(d);
-	return fd;
-}
-
-/* A legacy write() command; returns 0 or -errno. */
-static int uverbs_write(int fd, __u32 command, void *cmd, size_t cmd_len,
-			size_t out_len)
-{
-	struct ib_uverbs_cmd_hdr *hdr = cmd;
-
-	hdr->command = command;
-	hdr->in_words = cmd_len / 4;
-	hdr->out_words = out_len / 4;
-	if (write(fd, cmd, cmd_len) != (ssize_t)cmd_len)
-		return -errno;
-	return 0;
-}
-
-struct get_context_cmd {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_get_context cmd;
-	__u64 drv[2];
-};
 
 struct get_context_resp {
 	struct ib_uverbs_get_context_resp core;
@@ -85,16 +17,10 @@ struct get_context_resp {
 static int get_context(int fd, struct get_context_resp *resp,
 		       const __u64 *drv_in, size_t drv_in_len)
 {
-	struct get_context_cmd c = {};
 	int ret;
 
 	memset(resp, 0, sizeof(*resp));
-	c.cmd.response = (__u64)(uintptr_t)resp;
-	if (drv_in_len)
-		memcpy(c.drv, drv_in, drv_in_len);
-	ret = uverbs_write(fd, IB_USER_VERBS_CMD_GET_CONTEXT, &c,
-			   sizeof(c.hdr) + sizeof(c.cmd) + drv_in_len,
-			   sizeof(*resp));
+	ret = su_get_context(fd, drv_in, drv_in_len, &resp->core, &resp->drv);
 	if (!ret)
 		close(resp->core.async_fd);
 	return ret;
@@ -127,7 +53,7 @@ static int create_cq(int fd, __u32 cqe, const struct vrnic_ibv_create_cq *drv,
 		c.trailer = trailer;
 		len += sizeof(c.trailer);
 	}
-	return uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, len,
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, len,
 			    sizeof(*resp));
 }
 
@@ -141,46 +67,17 @@ static int destroy_cq(int fd, __u32 handle)
 
 	c.cmd.response = (__u64)(uintptr_t)&resp;
 	c.cmd.cq_handle = handle;
-	return uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c),
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c),
 			    sizeof(resp));
-}
-
-/* Driver-namespace ioctl with up to two attributes; returns 0 or -errno. */
-struct ns_ioctl {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[2];
-};
-
-static void ns_init(struct ns_ioctl *io, __u16 method, __u16 num_attrs)
-{
-	memset(io, 0, sizeof(*io));
-	io->hdr.length = sizeof(io->hdr) + num_attrs * sizeof(io->attrs[0]);
-	io->hdr.object_id = VRNIC_OBJECT_DEVICE;
-	io->hdr.method_id = method;
-	io->hdr.num_attrs = num_attrs;
-	io->hdr.driver_id = VRNIC_RDMA_DRIVER_ID;
-}
-
-static void ns_attr(struct ns_ioctl *io, int i, __u16 id, void *ptr,
-		    __u16 len)
-{
-	io->attrs[i].attr_id = id;
-	io->attrs[i].len = len;
-	io->attrs[i].data = (__u64)(uintptr_t)ptr;
-}
-
-static int ns_call(int fd, struct ns_ioctl *io)
-{
-	return ioctl(fd, RDMA_VERBS_IOCTL, &io->hdr) ? -errno : 0;
 }
 
 static int query_layout(int fd, struct vrnic_layout *l, __u16 len)
 {
-	struct ns_ioctl io;
+	struct su_ioctl io;
 
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 1);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, l, len);
-	return ns_call(fd, &io);
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, l, len);
+	return su_ioctl_call(fd, &io);
 }
 
 FIXTURE(ctx) {
@@ -190,8 +87,8 @@ FIXTURE(ctx) {
 
 FIXTURE_SETUP(ctx)
 {
-	self->fd = open_uverbs();
-	ASSERT_LE(0, self->fd) TH_LOG("no uverbs device for " IBDEV);
+	self->fd = su_open_uverbs();
+	ASSERT_LE(0, self->fd) TH_LOG("no uverbs device for " SU_DEV);
 	ASSERT_EQ(0, get_context(self->fd, &self->resp, NULL, 0));
 }
 
@@ -251,7 +148,7 @@ TEST(ucontext_rejects_unknown_input)
 	__u64 in[2] = { 0, 0 };
 	int fd;
 
-	fd = open_uverbs();
+	fd = su_open_uverbs();
 	ASSERT_LE(0, fd);
 	in[1] = 1;
 	EXPECT_EQ(-EINVAL, get_context(fd, &resp, in, sizeof(in)));
@@ -291,65 +188,65 @@ TEST_F(ctx, query_layout_longer_buffer_is_zero_filled)
 TEST_F(ctx, query_layout_malformed)
 {
 	struct vrnic_layout l, l2;
-	struct ns_ioctl io;
+	struct su_ioctl io;
 
 	/* Output shorter than the struct. */
 	EXPECT_EQ(-EINVAL, query_layout(self->fd, &l, 16));
 
 	/* Mandatory attribute missing. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 0);
-	EXPECT_EQ(-EINVAL, ns_call(self->fd, &io));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 0);
+	EXPECT_EQ(-EINVAL, su_ioctl_call(self->fd, &io));
 
 	/* Wrong driver_id. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 1);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
 	io.hdr.driver_id = VRNIC_RDMA_DRIVER_ID + 5;
-	EXPECT_EQ(-EINVAL, ns_call(self->fd, &io));
+	EXPECT_EQ(-EINVAL, su_ioctl_call(self->fd, &io));
 
 	/* Reserved header field. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 1);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
 	io.hdr.reserved1 = 1;
-	EXPECT_EQ(-EPROTONOSUPPORT, ns_call(self->fd, &io));
+	EXPECT_EQ(-EPROTONOSUPPORT, su_ioctl_call(self->fd, &io));
 
 	/* Reserved attribute field. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 1);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
 	io.attrs[0].attr_data.reserved = 1;
-	EXPECT_EQ(-EINVAL, ns_call(self->fd, &io));
+	EXPECT_EQ(-EINVAL, su_ioctl_call(self->fd, &io));
 
 	/* The same attribute twice. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 2);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
-	ns_attr(&io, 1, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l2, sizeof(l2));
-	EXPECT_EQ(-EINVAL, ns_call(self->fd, &io));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 2);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
+	su_ioctl_ptr(&io, 1, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l2, sizeof(l2));
+	EXPECT_EQ(-EINVAL, su_ioctl_call(self->fd, &io));
 
 	/* An unknown attribute the caller marks mandatory. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 2);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
-	ns_attr(&io, 1, VRNIC_ATTR_QUERY_LAYOUT_RESP + 7, &l2, sizeof(l2));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 2);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
+	su_ioctl_ptr(&io, 1, VRNIC_ATTR_QUERY_LAYOUT_RESP + 7, &l2, sizeof(l2));
 	io.attrs[1].flags = UVERBS_ATTR_F_MANDATORY;
-	EXPECT_EQ(-EPROTONOSUPPORT, ns_call(self->fd, &io));
+	EXPECT_EQ(-EPROTONOSUPPORT, su_ioctl_call(self->fd, &io));
 
 	/* ... and one it does not: ignored. */
 	io.attrs[1].flags = 0;
-	EXPECT_EQ(0, ns_call(self->fd, &io));
+	EXPECT_EQ(0, su_ioctl_call(self->fd, &io));
 
 	/* Unknown method of the vrnic object. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT + 9, 0);
-	EXPECT_EQ(-EPROTONOSUPPORT, ns_call(self->fd, &io));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT + 9, 0);
+	EXPECT_EQ(-EPROTONOSUPPORT, su_ioctl_call(self->fd, &io));
 
 	/* Header length that does not match num_attrs. */
-	ns_init(&io, VRNIC_METHOD_QUERY_LAYOUT, 1);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_QUERY_LAYOUT, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &l, sizeof(l));
 	io.hdr.length += 8;
-	EXPECT_EQ(-EINVAL, ns_call(self->fd, &io));
+	EXPECT_EQ(-EINVAL, su_ioctl_call(self->fd, &io));
 }
 
 TEST(query_layout_needs_ucontext)
 {
 	struct vrnic_layout l;
-	int fd = open_uverbs();
+	int fd = su_open_uverbs();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-EINVAL, query_layout(fd, &l, sizeof(l)));
@@ -358,16 +255,16 @@ TEST(query_layout_needs_ucontext)
 
 TEST_F(ctx, kick)
 {
-	struct ns_ioctl io;
+	struct su_ioctl io;
 	__u64 junk = 0;
 
-	ns_init(&io, VRNIC_METHOD_KICK, 0);
-	EXPECT_EQ(0, ns_call(self->fd, &io));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_KICK, 0);
+	EXPECT_EQ(0, su_ioctl_call(self->fd, &io));
 
-	ns_init(&io, VRNIC_METHOD_KICK, 1);
-	ns_attr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &junk, sizeof(junk));
+	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_KICK, 1);
+	su_ioctl_ptr(&io, 0, VRNIC_ATTR_QUERY_LAYOUT_RESP, &junk, sizeof(junk));
 	io.attrs[0].flags = UVERBS_ATTR_F_MANDATORY;
-	EXPECT_EQ(-EPROTONOSUPPORT, ns_call(self->fd, &io));
+	EXPECT_EQ(-EPROTONOSUPPORT, su_ioctl_call(self->fd, &io));
 }
 
 TEST_F(ctx, create_cq_udata)
