@@ -118,12 +118,14 @@ class Scene {
     }
 
     // Moves a QP between the states the data path behaves differently in:
-    // ERR, SQD (with SQ_DRAINED), back to RTS, or RESET and connected again.
+    // ERR, SQD (with SQ_DRAINED), back to RTS, RESET and connected again,
+    // or left in RTR (a responder only).
     void change_state(Input& in) {
         QpRef& q = qps[in.below(kQps)];
         const Qp* qp = w_->objects().qps.find(q.qpn);
         vrnic_cmd_modify_qp m{};
-        switch (in.below(4)) {
+        const uint32_t op = in.below(5);
+        switch (op) {
         case 0:
             m = modify_to(q.qpn, VRNIC_QPS_ERR, q.path);
             break;
@@ -138,11 +140,13 @@ class Scene {
             m = modify_to(q.qpn, VRNIC_QPS_RTS, q.path);
             m.attr_mask = VRNIC_QP_ATTR_STATE;
             break;
-        default: // the indices carry on from where they were
+        default: { // the indices carry on from where they were
+            const uint8_t last = op == 3 ? VRNIC_QPS_RTS : VRNIC_QPS_RTR;
             m = modify_to(q.qpn, VRNIC_QPS_RESET, q.path);
             w_->cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m));
-            connect_qp(*w_, q.qpn, q.path);
+            connect_qp(*w_, q.qpn, q.path, last);
             return;
+        }
         }
         w_->cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m));
     }

@@ -10,6 +10,7 @@
 #include "shared_region.h"
 #include "shared_word.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -162,7 +163,9 @@ class World {
         }
     }
 
-    // Time passes: RNR timer units, milliseconds, or past the longest timer.
+    // Time passes: RNR timer units, milliseconds, past the longest timer, or
+    // to the next deadline the device asks to be woken at (as the port
+    // thread does).
     void step_clock(Input& in) {
         const uint8_t m = in.u8();
         switch (m & 3) {
@@ -172,15 +175,18 @@ class World {
         case 1:
             now += uint64_t(m >> 2) * 1'000'000;
             break;
-        default:
+        case 2:
             now += 700'000'000;
+            break;
+        default:
+            now = std::max(now, dev_->next_deadline());
             break;
         }
     }
 
     uint8_t* ram(uint64_t gpa, uint64_t len) const { return mem_->at(gpa, len); }
     void put(uint64_t gpa, const void* src, uint64_t len) const {
-        if (!mem_->write(gpa, src, len))
+        if (len && !mem_->write(gpa, src, len))
             abort(); // a harness bug, not a model one
     }
     vrnic_regs* regs() const { return reinterpret_cast<vrnic_regs*>(bar2_->data()); }
@@ -269,8 +275,8 @@ inline vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p)
     return m;
 }
 
-inline void connect_qp(World& w, uint32_t qpn, const Path& p) {
-    for (uint8_t s : {VRNIC_QPS_INIT, VRNIC_QPS_RTR, VRNIC_QPS_RTS}) {
+inline void connect_qp(World& w, uint32_t qpn, const Path& p, uint8_t last = VRNIC_QPS_RTS) {
+    for (uint8_t s = VRNIC_QPS_INIT; s <= last; s++) {
         vrnic_cmd_modify_qp m = modify_to(qpn, s, p);
         w.cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m));
     }

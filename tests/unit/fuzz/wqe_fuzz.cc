@@ -29,7 +29,7 @@ Aim aim(Input& in, const Scene& s) {
         a.key = in.u32();
         return a;
     }
-    const MrRef& r = s.mrs[m % s.mrs.size()];
+    const MrRef& r = s.mrs[(m & 7) % s.mrs.size()]; // bits 3-7: how to aim
     uint64_t off = 0;
     switch ((m >> 3) & 3) {
     case 0:
