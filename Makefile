@@ -10,7 +10,7 @@ JOBS ?= $(shell nproc)
 # Guest test runs are bounded so that a hung guest fails instead of stalling.
 VM_TIMEOUT ?= 1200
 
-FUZZ_RUNS ?= 20000
+FUZZ_RUNS ?= 15000
 
 .PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest \
 	demo bench clean

@@ -496,19 +496,52 @@ class CmdFuzz {
             mq.attr.av.flow_label = in.u8() == 0xff ? 1u << 20 : in.u16();
             mq.attr.av.vlan_id = in.u8() & 1 ? uint16_t(in.below(4200)) : VRNIC_VLAN_NONE;
         }
-        if (x & 0x20) { // the other fields at their limits
-            const uint8_t v = in.u8();
-            mq.attr.timeout = v % 34;
-            mq.attr.retry_cnt = v % 9;
-            mq.attr.rnr_retry = v % 9;
-            mq.attr.pkey_index = v == 0xff;
-            mq.attr.port_num = v == 0xfe ? 2 : mq.attr.port_num;
-            mq.attr.rq_psn = v == 0xfd ? 1u << 24 : in.u16();
-            mq.attr.sq_psn = v == 0xfc ? 1u << 24 : in.u16();
-            mq.attr.dest_qpn |= v == 0xfb ? 1u << 24 : 0;
-            mq.attr.qkey = v;
-            mq.attr.qp_access_flags |= v == 0xfa ? 0x10 : 0;
-            mq.attr.reserved[0] = v == 0xf9;
+        if (x & 0x20) { // one attribute just past its limit
+            vrnic_qp_attr& at = mq.attr;
+            switch (in.below(14)) {
+            case 0:
+                at.reserved[in.below(6)] = 1;
+                break;
+            case 1:
+                at.qp_access_flags |= 0x10;
+                break;
+            case 2:
+                at.pkey_index = 1;
+                break;
+            case 3:
+                at.port_num = 2;
+                break;
+            case 4:
+                at.en_sqd_async_notify = 2;
+                break;
+            case 5:
+                at.timeout = 32;
+                break;
+            case 6:
+                at.retry_cnt = 8;
+                break;
+            case 7:
+                at.rnr_retry = 8;
+                break;
+            case 8:
+                at.rq_psn = 1u << 24;
+                break;
+            case 9:
+                at.sq_psn = 1u << 24;
+                break;
+            case 10:
+                at.min_rnr_timer = 32;
+                break;
+            case 11:
+                at.dest_qpn |= 1u << 24;
+                break;
+            case 12:
+                at.path_mtu = VRNIC_MTU_4096 + 1;
+                break;
+            default:
+                at.av.sgid_index = 16;
+                break;
+            }
         }
         if (m >= 0xfc) // raw attributes
             in.take(&mq.attr, sizeof(mq.attr));
