@@ -274,11 +274,13 @@ class CmdFuzz {
 
     // ---- choosing handles and values -----------------------------------------
 
-    // Mostly a live object; sometimes none, a stale generation, or raw.
+    // A live object the harness acts on, or none.
     template <typename T> T* pick_obj(Input& in, std::vector<T>& v) {
         const uint8_t m = in.u8();
         return v.empty() || m >= 224 ? nullptr : &v[m % v.size()];
     }
+    // A handle for a command: mostly live; sometimes 0, a stale generation or
+    // a neighbouring slot, or raw.
     template <typename T> uint32_t pick(Input& in, std::vector<T>& v) {
         const uint8_t m = in.u8();
         if (m < 200 && !v.empty())
@@ -342,6 +344,8 @@ class CmdFuzz {
             m.flags = VRNIC_MR_F_PHYS;
             return;
         }
+        if ((f & 0xf0) == 0xe0)
+            m.flags = 0x8000; // a flag this device does not know
         const uint8_t s = in.u8();
         m.page_shift = uint8_t(s >= 0xf8 ? s : VRNIC_MR_PAGE_SHIFT_MIN + s % 12);
         const uint32_t shift = m.page_shift < 64 ? m.page_shift : 12;
