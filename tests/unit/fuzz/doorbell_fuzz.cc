@@ -163,5 +163,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         w.dev().poll_once();
     }
     w.settle();
+    if (!s.untouched(w)) // the prefilled WQEs name no physical MR
+        abort();
     return 0;
 }

@@ -38,6 +38,7 @@ class Scene {
     void build(World& w) {
         w_ = &w;
         n_pbl_ = 0;
+        phys_named = false;
         mrs.clear();
         vrnic_cmd_set_gid g = gid_entry(0);
         must(VRNIC_CMD_SET_GID, &g, sizeof(g));
@@ -160,6 +161,29 @@ class Scene {
         const uint32_t sol = VRNIC_CQ_ARM_SOL_SN(a) + solicited;
         store_release(&db->arm, VRNIC_CQ_ARM_WORD(next, sol));
     }
+
+    // Guest RAM no MR, ring or page list covers: the model must never write
+    // there. Only the kernel's physical MR (Scene::mrs[kPhysMr], usable by
+    // QP 3 alone) reaches it, so a WQE on QP 3 naming that key lifts the
+    // check for the input (see note_wqe()).
+    static constexpr unsigned kPhysMr = 4, kPhysQp = 3;
+    bool untouched(const World& w) const {
+        const struct { uint64_t from, to; } areas[] = {{0, kCmdq}, {kPbl + 16 * 4096, kData}};
+        for (const auto& a : areas) {
+            const uint8_t* p = w.ram(a.from, a.to - a.from);
+            for (uint64_t i = 0; i < a.to - a.from; i++)
+                if (p[i])
+                    return false;
+        }
+        return true;
+    }
+    // Called with every WQE written to QP `qp`'s rings.
+    void note_wqe(unsigned qp, const uint8_t* wqe, uint32_t len) {
+        const uint32_t key = mrs[kPhysMr].key;
+        for (uint32_t i = 0; qp == kPhysQp && i + 4 <= len; i += 4)
+            phys_named |= !memcmp(wqe + i, &key, 4);
+    }
+    bool phys_named = false;
 
     // A guest-RAM ring page (4 KiB units from kRings).
     static uint64_t ring(uint64_t page4k) { return kRings + page4k * 4096; }

@@ -72,7 +72,8 @@ vrnic_sge sge(Input& in, const Scene& s) {
 }
 
 void post_send(World& w, Scene& s, Input& in) {
-    QpRef& q = s.qps[in.below(Scene::kQps)];
+    const unsigned qi = in.below(Scene::kQps);
+    QpRef& q = s.qps[qi];
     const unsigned n = 1 + in.below(4);
     const uint32_t stride = 1u << q.sq_shift;
     for (unsigned k = 0; k < n; k++) {
@@ -117,13 +118,15 @@ void post_send(World& w, Scene& s, Input& in) {
         }
         const uint64_t at = q.sq + (uint64_t(q.sq_pi & ((1u << q.sq_log) - 1)) << q.sq_shift);
         w.put(at, buf, stride);
+        s.note_wqe(qi, buf, stride);
         q.sq_pi++;
     }
     store_release(&s.qp_db(q)->sq_pi, q.sq_pi);
 }
 
 void post_recv(World& w, Scene& s, Input& in) {
-    QpRef& q = s.qps[in.below(Scene::kQps)];
+    const unsigned qi = in.below(Scene::kQps);
+    QpRef& q = s.qps[qi];
     const unsigned n = 1 + in.below(4);
     const uint32_t stride = 1u << q.rq_shift;
     for (unsigned k = 0; k < n; k++) {
@@ -137,6 +140,7 @@ void post_recv(World& w, Scene& s, Input& in) {
             g[i] = sge(in, s);
         const uint64_t at = q.rq + (uint64_t(q.rq_pi & ((1u << q.rq_log) - 1)) << q.rq_shift);
         w.put(at, buf, stride);
+        s.note_wqe(qi, buf, stride);
         q.rq_pi++;
     }
     store_release(&s.qp_db(q)->rq_pi, q.rq_pi);
@@ -213,5 +217,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     w.settle();
     check_cqs(w, s);
+    if (!s.phys_named && !s.untouched(w))
+        abort(); // the model wrote outside every MR and ring
     return 0;
 }
