@@ -1,0 +1,223 @@
+// libFuzzer target vrnic_fuzz_wqe: what a guest writes into SQ and RQ
+// rings. Send WQEs of every opcode (and invalid ones), with SGE lists or
+// inline data, keys and addresses aimed at the scene's MRs (inside, at the
+// edges, past the end, the wrong PD, stale keys) or raw; receive WQEs
+// likewise; between a connected pair of QPs and on loopback QPs, with CQ
+// consumption and arming, RNR timer steps and QP state changes in between.
+#include "fuzz_scene.h"
+
+#include <algorithm>
+
+using namespace vrnic;
+using namespace vrnic::fuzz;
+
+namespace {
+
+// An address range and key aimed at one of the scene's MRs.
+struct Aim {
+    uint64_t addr;
+    uint32_t len;
+    uint32_t key;
+};
+
+Aim aim(Input& in, const Scene& s) {
+    const uint8_t m = in.u8();
+    Aim a{};
+    if (m >= 0xf8) { // raw
+        a.addr = in.u64();
+        a.len = in.u32();
+        a.key = in.u32();
+        return a;
+    }
+    const MrRef& r = s.mrs[(m & 7) % s.mrs.size()]; // bits 3-7: how to aim
+    uint64_t off = 0;
+    switch ((m >> 3) & 3) {
+    case 0:
+        off = in.u16() % r.len;
+        break;
+    case 1: // near the start
+        off = in.u8();
+        break;
+    case 2: // near the end, possibly across it
+        off = r.len - in.u8();
+        break;
+    default: // anywhere, before the MR included
+        off = uint64_t(int64_t(int32_t(in.u32())));
+        break;
+    }
+    a.addr = r.iova + off;
+    switch ((m >> 5) & 3) {
+    case 0:
+        a.len = in.u8();
+        break;
+    case 1:
+        a.len = in.u16() % 8192;
+        break;
+    case 2:
+        a.len = 8; // atomics
+        break;
+    default:
+        a.len = in.u32();
+        break;
+    }
+    a.key = r.key;
+    if (m & 0x80) // a stale generation or another slot
+        a.key ^= 1u << in.below(16);
+    return a;
+}
+
+vrnic_sge sge(Input& in, const Scene& s) {
+    Aim a = aim(in, s);
+    return {a.addr, a.len, a.key};
+}
+
+void post_send(World& w, Scene& s, Input& in) {
+    const unsigned qi = in.below(Scene::kQps);
+    QpRef& q = s.qps[qi];
+    const unsigned n = 1 + in.below(4);
+    const uint32_t stride = 1u << q.sq_shift;
+    for (unsigned k = 0; k < n; k++) {
+        alignas(8) uint8_t buf[1u << VRNIC_SQ_WQE_SHIFT_MAX] = {};
+        const uint8_t mode = in.u8();
+        if (mode < 8) {
+            in.take(buf, stride); // a WQE of raw bytes
+        } else {
+            auto* h = reinterpret_cast<vrnic_send_wqe_hdr*>(buf);
+            h->wr_id = q.sq_pi;
+            h->opcode = uint8_t(in.below(8)); // 7: invalid
+            const uint8_t f = in.u8();
+            h->flags = f >= 0xf0 ? f : (f & VRNIC_WQE_F_ALL);
+            h->imm_data = in.u32();
+            if (h->opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP ||
+                h->opcode == VRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+                Aim r = aim(in, s);
+                h->atomic.remote_addr = (mode & 1) ? r.addr : r.addr & ~7ull;
+                h->atomic.rkey = r.key;
+                h->atomic.compare_add = in.u8();
+                h->atomic.swap = in.u64();
+            } else {
+                Aim r = aim(in, s);
+                h->rdma.remote_addr = r.addr;
+                h->rdma.rkey = r.key;
+            }
+            uint8_t* body = buf + VRNIC_SEND_WQE_HDR_SIZE;
+            if (h->flags & VRNIC_WQE_F_INLINE) {
+                auto* ih = reinterpret_cast<vrnic_inline_hdr*>(body);
+                ih->length = in.below(q.max_inline + 9);
+                if (mode & 2)
+                    h->num_sge = 1; // inline with SGEs: refused
+                const uint32_t room = stride - VRNIC_SEND_WQE_HDR_SIZE - VRNIC_INLINE_HDR_SIZE;
+                in.take(body + VRNIC_INLINE_HDR_SIZE, std::min({ih->length, room, 64u}));
+            } else {
+                h->num_sge = uint8_t(in.below(q.max_sge + 2));
+                const unsigned fit = (stride - VRNIC_SEND_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+                auto* g = reinterpret_cast<vrnic_sge*>(body);
+                for (unsigned i = 0; i < h->num_sge && i < fit; i++)
+                    g[i] = sge(in, s);
+            }
+        }
+        const uint64_t at = q.sq + (uint64_t(q.sq_pi & ((1u << q.sq_log) - 1)) << q.sq_shift);
+        w.put(at, buf, stride);
+        s.note_wqe(qi, buf, stride);
+        q.sq_pi++;
+    }
+    store_release(&s.qp_db(q)->sq_pi, q.sq_pi);
+}
+
+void post_recv(World& w, Scene& s, Input& in) {
+    const unsigned qi = in.below(Scene::kQps);
+    QpRef& q = s.qps[qi];
+    const unsigned n = 1 + in.below(4);
+    const uint32_t stride = 1u << q.rq_shift;
+    for (unsigned k = 0; k < n; k++) {
+        alignas(8) uint8_t buf[1u << VRNIC_RQ_WQE_SHIFT_MAX] = {};
+        auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(buf);
+        h->wr_id = q.rq_pi;
+        h->num_sge = uint8_t(in.below(q.max_rsge + 2));
+        const unsigned fit = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+        auto* g = reinterpret_cast<vrnic_sge*>(buf + VRNIC_RECV_WQE_HDR_SIZE);
+        for (unsigned i = 0; i < h->num_sge && i < fit; i++)
+            g[i] = sge(in, s);
+        const uint64_t at = q.rq + (uint64_t(q.rq_pi & ((1u << q.rq_log) - 1)) << q.rq_shift);
+        w.put(at, buf, stride);
+        s.note_wqe(qi, buf, stride);
+        q.rq_pi++;
+    }
+    store_release(&s.qp_db(q)->rq_pi, q.rq_pi);
+}
+
+// Consumes or arms a CQ as a provider would: ci never passes the device's pi.
+void poll_cq(World& w, Scene& s, Input& in) {
+    const CqRef& c = s.cqs[in.below(Scene::kCqs)];
+    const Cq* cq = w.objects().cqs.find(c.cqn);
+    vrnic_db_cq* db = s.cq_db(c);
+    const uint8_t m = in.u8();
+    switch (m & 3) {
+    case 0:
+        store_release(&db->ci, cq->pi);
+        break;
+    case 1: {
+        const uint32_t ci = load_relaxed(&db->ci);
+        store_release(&db->ci, ci + std::min<uint32_t>(m >> 2, cq->pi - ci));
+        break;
+    }
+    default:
+        s.arm_cq(c, m & 1);
+        break;
+    }
+}
+
+// The model never writes a CQE the guest has not made room for.
+void check_cqs(World& w, const Scene& s) {
+    for (const CqRef& c : s.cqs) {
+        const Cq* cq = w.objects().cqs.find(c.cqn);
+        const uint32_t ci = load_relaxed(&s.cq_db(c)->ci);
+        if (ring_used(cq->pi, ci) > (1u << cq->log_depth))
+            abort();
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static World w;
+    static Scene s;
+    w.reset();
+    s.build(w);
+    Input in(data, size);
+    while (!in.empty()) {
+        switch (in.below(8)) {
+        case 0:
+        case 1:
+            post_send(w, s, in);
+            break;
+        case 2:
+            post_recv(w, s, in);
+            break;
+        case 3:
+            poll_cq(w, s, in);
+            break;
+        case 4:
+            w.step_clock(in);
+            break;
+        case 5:
+            s.change_state(in);
+            break;
+        case 6: // async events consumed
+            store_release(&w.regs()->aeq_ci, load_acquire(&w.regs()->aeq_pi));
+            break;
+        default: { // data changes under the device (atomic targets, payloads)
+            uint64_t v = in.u64();
+            w.put(kData + in.below(kDataSize / 8) * 8, &v, 8);
+            break;
+        }
+        }
+        w.dev().poll_once();
+        check_cqs(w, s);
+    }
+    w.settle();
+    check_cqs(w, s);
+    if (!s.phys_named && !s.untouched(w))
+        abort(); // the model wrote outside every MR and ring
+    return 0;
+}
