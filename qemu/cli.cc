@@ -19,10 +19,10 @@ const char* cli_usage() {
            "  --guest-mem-size BYTES guest RAM size (suffix K, M or G allowed)\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
            "  --idle-us N            poll this long without work before sleeping\n"
-           "                         (the guest must then kick; default 5)\n"
+           "                         (the guest must then kick; default 2)\n"
            "  --spin-us N            while no other thread waits for this one's CPU\n"
            "                         (no involuntary context switch), poll this long\n"
-           "                         instead (default: the --idle-us value)\n"
+           "                         instead (default 50, at least --idle-us)\n"
            "  -v, --verbose          more logging (repeat for debug)\n"
            "  -q, --quiet            errors and warnings only\n"
            "  -h, --help             this text\n";

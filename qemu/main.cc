@@ -54,7 +54,9 @@ int main(int argc, char** argv) {
         cfg.params.bar2_size = opt.bar2_size;
     if (opt.idle_us >= 0)
         cfg.idle_ns = static_cast<uint64_t>(opt.idle_us) * 1000;
-    cfg.spin_ns = opt.spin_us >= 0 ? static_cast<uint64_t>(opt.spin_us) * 1000 : cfg.idle_ns;
+    if (opt.spin_us >= 0)
+        cfg.spin_ns = static_cast<uint64_t>(opt.spin_us) * 1000;
+    cfg.spin_ns = std::max(cfg.spin_ns, cfg.idle_ns); // never shorter than asked
     auto port = Port::create(cfg, &err);
     if (!port) {
         LOG_ERR("%s", err.c_str());
