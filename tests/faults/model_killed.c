@@ -25,7 +25,18 @@ static void set_param(const char *name, const char *val)
 	}
 }
 
-TEST(model_killed_under_load)
+FIXTURE(dead) {
+};
+
+FIXTURE_SETUP(dead)
+{
+}
+
+FIXTURE_TEARDOWN(dead)
+{
+}
+
+TEST_F_TIMEOUT(dead, model_killed_under_load, 600)
 {
 	const char *marker = getenv("FAULT_MARKER");
 	char buf[64];

@@ -39,6 +39,8 @@ static int exchange(struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq *scq,
 		    struct ibv_cq *rcq, struct ibv_sge *src, uint8_t *dst,
 		    uint32_t rkey, struct ibv_sge *rbuf, unsigned int seed)
 {
+	long w, r;
+
 	su_fill((void *)(uintptr_t)src->addr, XFER, seed);
 	memset(dst, 0, XFER);
 	memset((void *)(uintptr_t)rbuf->addr, 0, XFER);
@@ -49,9 +51,13 @@ static int exchange(struct ibv_qp *a, struct ibv_qp *b, struct ibv_cq *scq,
 		return -1;
 	if (reap(scq, rcq, 2))
 		return -2;
-	if (su_check(dst, XFER, seed) != -1 ||
-	    su_check((void *)(uintptr_t)rbuf->addr, XFER, seed) != -1)
+	w = su_check(dst, XFER, seed);
+	r = su_check((void *)(uintptr_t)rbuf->addr, XFER, seed);
+	if (w != -1 || r != -1) {
+		fprintf(stderr, "# pid %d: wrong bytes: WRITE at %ld, SEND at %ld\n",
+			(int)getpid(), w, r);
 		return -3;
+	}
 	return 0;
 }
 
