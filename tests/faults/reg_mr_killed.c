@@ -78,7 +78,7 @@ FIXTURE_TEARDOWN(reg)
 
 TEST_F_TIMEOUT(reg, killed_in_reg_mr, 600)
 {
-	static const int pct[] = { 0, 5, 10, 20, 35, 50, 70, 90, 150 };
+	static const int pct[] = { 0, 10, 25, 50, 75, 150 };
 	long mlocked, unevict, avail, t0, reg_ms, now;
 	struct su_res base, after;
 	unsigned int i;

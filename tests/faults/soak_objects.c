@@ -10,7 +10,7 @@
 #include "kselftest_harness.h"
 
 #define PROCS 5
-#define ITERS 80
+#define ITERS 60
 #define XFER 16384
 
 struct soak_result {
