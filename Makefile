@@ -12,7 +12,7 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 15000
 
-.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest \
+.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults \
 	demo bench clean
 
 setup:
@@ -37,9 +37,10 @@ install: all
 
 kselftest:
 	$(MAKE) -C tests/kselftest OUT=$(CURDIR)/build/kselftest
+	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults
 
 check: all
-	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest
+	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults
 
 # Kernel code and the shared headers follow the kernel's style, strictly.
 KERNEL_STYLE_FILES = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
@@ -81,6 +82,11 @@ check-guest:
 	$(MAKE) --no-print-directory kernel VRNIC_DEBUG=1
 	rc=0; scripts/vm --timeout $(VM_TIMEOUT) -- tests/run-guest --debug-build || rc=$$?; \
 		$(MAKE) --no-print-directory kernel; exit $$rc
+
+# The device model and QEMU killed under load (host side), then rmmod under
+# load, killed registrations, a soak and leak checks in a guest.
+check-faults:
+	tests/faults/run
 
 demo: all
 	scripts/demo
