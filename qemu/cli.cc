@@ -84,6 +84,17 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
             }
             return true;
         };
+        auto us_value = [&](int64_t* v) { // a poll window: at most 1 s
+            uint64_t us;
+            if (!size_value(&us))
+                return false;
+            if (us > 1'000'000) {
+                *err = a + " must be at most 1000000";
+                return false;
+            }
+            *v = static_cast<int64_t>(us);
+            return true;
+        };
         if (a == "-h" || a == "--help")
             return CliResult::help;
         if (a == "-v" || a == "--verbose") {
@@ -105,23 +116,11 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
             if (!size_value(&o->bar2_size))
                 return CliResult::error;
         } else if (a == "--idle-us") {
-            uint64_t us;
-            if (!size_value(&us))
+            if (!us_value(&o->idle_us))
                 return CliResult::error;
-            if (us > 1'000'000) {
-                *err = "--idle-us must be at most 1000000";
-                return CliResult::error;
-            }
-            o->idle_us = static_cast<int64_t>(us);
         } else if (a == "--spin-us") {
-            uint64_t us;
-            if (!size_value(&us))
+            if (!us_value(&o->spin_us))
                 return CliResult::error;
-            if (us > 1'000'000) {
-                *err = "--spin-us must be at most 1000000";
-                return CliResult::error;
-            }
-            o->spin_us = static_cast<int64_t>(us);
         } else {
             *err = "unknown argument '" + a + "'";
             return CliResult::error;

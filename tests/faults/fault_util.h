@@ -207,20 +207,6 @@ static inline int fu_start_workers(pid_t *pid, int n, int churn, int ms)
 /* The module                                                          */
 /* ------------------------------------------------------------------ */
 
-/* <project>/kernel/vrnic.ko, from <project>/build/faults/<program>. */
-static inline int fu_module_path(char *path, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = 0;
-	snprintf(path, len, "%s/../../kernel/vrnic.ko", dirname(exe));
-	return 0;
-}
-
 static inline int fu_port_active(void)
 {
 	char buf[64];
@@ -255,7 +241,7 @@ static inline int fu_insmod(void)
 	char path[PATH_MAX], addr[PATH_MAX + 32];
 	int fd, ret, i;
 
-	if (fu_module_path(path, sizeof(path)))
+	if (su_module_path(path, sizeof(path), "vrnic.ko"))
 		return -ENOENT;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

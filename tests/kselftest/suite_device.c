@@ -40,18 +40,6 @@ static int link_netdev(char *name, size_t len, char *state, size_t slen)
 	return ret;
 }
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* The sysfs GID string of an IPv4-mapped GID for @ip. */
 static void v4_gid_str(const char *ip, char *out, size_t len)
 {
@@ -260,7 +248,7 @@ FIXTURE_SETUP(gid)
 				 sizeof(state)));
 	self->ifindex = if_nametoindex(self->ndev);
 	ASSERT_LT(0, self->ifindex);
-	ASSERT_EQ(0, sh("ip link set dev %s up", self->ndev));
+	ASSERT_EQ(0, su_sh("ip link set dev %s up", self->ndev));
 }
 
 FIXTURE_TEARDOWN(gid)
@@ -270,7 +258,7 @@ FIXTURE_TEARDOWN(gid)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
-		sh("ip addr del %s/24 dev %s 2>/dev/null", ips[i], self->ndev);
+		su_sh("ip addr del %s/24 dev %s 2>/dev/null", ips[i], self->ndev);
 }
 
 /*
@@ -357,7 +345,7 @@ TEST_F(gid, ipv4_gid_follows_address_and_carries_traffic)
 	int idx;
 
 	EXPECT_EQ(-1, sysfs_gid_index(ip, self->ndev));
-	ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", ip, self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr add %s/24 dev %s", ip, self->ndev));
 	idx = wait_gid(ip, self->ndev, 1);
 	ASSERT_LE(0, idx) TH_LOG("GID ::ffff:%s did not appear", ip);
 
@@ -366,7 +354,7 @@ TEST_F(gid, ipv4_gid_follows_address_and_carries_traffic)
 	EXPECT_TRUE(verbs_gid_is(ctx, idx, ip, self->ifindex, &gid));
 	EXPECT_EQ(0, traffic_over_gid(_metadata, idx, &gid, 11));
 
-	ASSERT_EQ(0, sh("ip addr del %s/24 dev %s", ip, self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr del %s/24 dev %s", ip, self->ndev));
 	EXPECT_EQ(-1, wait_gid(ip, self->ndev, 0)) TH_LOG("GID stayed");
 	/* libibverbs no longer reports it at that index either. */
 	EXPECT_FALSE(verbs_gid_is(ctx, idx, ip, self->ifindex, NULL));
@@ -388,8 +376,8 @@ TEST_F(gid, two_addresses_independent_and_index_reused)
 	int i5, i6, i7;
 
 	/* Different subnets: deleting a primary also drops its secondaries. */
-	ASSERT_EQ(0, sh("ip addr add 192.168.88.5/24 dev %s", self->ndev));
-	ASSERT_EQ(0, sh("ip addr add 192.168.89.6/24 dev %s", self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr add 192.168.88.5/24 dev %s", self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr add 192.168.89.6/24 dev %s", self->ndev));
 	i5 = wait_gid("192.168.88.5", self->ndev, 1);
 	i6 = wait_gid("192.168.89.6", self->ndev, 1);
 	ASSERT_LE(0, i5);
@@ -397,7 +385,7 @@ TEST_F(gid, two_addresses_independent_and_index_reused)
 	EXPECT_NE(i5, i6);
 
 	/* Removing one leaves the other, at its index, working. */
-	ASSERT_EQ(0, sh("ip addr del 192.168.88.5/24 dev %s", self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr del 192.168.88.5/24 dev %s", self->ndev));
 	EXPECT_EQ(-1, wait_gid("192.168.88.5", self->ndev, 0));
 	EXPECT_EQ(i6, sysfs_gid_index("192.168.89.6", self->ndev));
 	ctx = su_open();
@@ -409,15 +397,15 @@ TEST_F(gid, two_addresses_independent_and_index_reused)
 	 * The next address takes a free index, possibly the one .5 had: the
 	 * device's copy of that entry must be the new GID.
 	 */
-	ASSERT_EQ(0, sh("ip addr add 192.168.90.7/24 dev %s", self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr add 192.168.90.7/24 dev %s", self->ndev));
 	i7 = wait_gid("192.168.90.7", self->ndev, 1);
 	ASSERT_LE(0, i7);
 	EXPECT_NE(i6, i7);
 	ASSERT_TRUE(verbs_gid_is(ctx, i7, "192.168.90.7", self->ifindex, &gid));
 	EXPECT_EQ(0, traffic_over_gid(_metadata, i7, &gid, 31));
 
-	ASSERT_EQ(0, sh("ip addr del 192.168.89.6/24 dev %s", self->ndev));
-	ASSERT_EQ(0, sh("ip addr del 192.168.90.7/24 dev %s", self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr del 192.168.89.6/24 dev %s", self->ndev));
+	ASSERT_EQ(0, su_sh("ip addr del 192.168.90.7/24 dev %s", self->ndev));
 	EXPECT_EQ(-1, wait_gid("192.168.89.6", self->ndev, 0));
 	EXPECT_EQ(-1, wait_gid("192.168.90.7", self->ndev, 0));
 	ibv_close_device(ctx);

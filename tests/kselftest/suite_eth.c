@@ -45,18 +45,6 @@ struct tap_count {
 	uint64_t out_packets, out_bytes, in_packets, in_bytes;
 };
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* The net_device of vrnic0's PCI function. */
 static int find_netdev(char *name, size_t len)
 {
@@ -469,7 +457,7 @@ FIXTURE_SETUP(eth)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/flags", self->ifname);
 	ASSERT_EQ(0, su_read_line(path, line, sizeof(line)));
 	self->was_up = strtoul(line, NULL, 16) & IFF_UP;
-	ASSERT_EQ(0, sh("ip link set dev %s up", self->ifname));
+	ASSERT_EQ(0, su_sh("ip link set dev %s up", self->ifname));
 
 	self->lb_bit = feature_bit(self->ifname, "loopback");
 	ASSERT_LE(0, self->lb_bit);
@@ -492,7 +480,7 @@ FIXTURE_TEARDOWN(eth)
 	if (self->lb_bit >= 0)
 		feature_set(self->ifname, self->lb_bit, 0);
 	if (self->mtu)
-		sh("ip link set dev %s mtu %u", self->ifname, self->mtu);
+		su_sh("ip link set dev %s mtu %u", self->ifname, self->mtu);
 	conf_path(path, sizeof(path), self->ifname, "accept_local");
 	if (self->old_accept[0])
 		sysctl_rw(path, self->old_accept, NULL, 0);
@@ -500,7 +488,7 @@ FIXTURE_TEARDOWN(eth)
 	if (self->old_rpf[0])
 		sysctl_rw(path, self->old_rpf, NULL, 0);
 	if (self->added_addr)
-		sh("ip addr del %s/24 dev %s", TMP_ADDR, self->ifname);
+		su_sh("ip addr del %s/24 dev %s", TMP_ADDR, self->ifname);
 	if (self->old_rt[0])
 		sysctl_rw(RT_RUNTIME, self->old_rt, NULL, 0);
 	snprintf(path, sizeof(path), "/sys/class/net/%s/threaded",
@@ -512,7 +500,7 @@ FIXTURE_TEARDOWN(eth)
 	if (self->tap >= 0)
 		close(self->tap);
 	if (!self->was_up)
-		sh("ip link set dev %s down", self->ifname);
+		su_sh("ip link set dev %s down", self->ifname);
 }
 
 /*
@@ -576,9 +564,9 @@ TEST_F(eth, carrier_follows_port_state)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/carrier", self->ifname);
 	ASSERT_EQ(0, su_read_line(path, line, sizeof(line)));
 	EXPECT_STREQ("1", line);
-	ASSERT_EQ(0, sh("ip link set dev %s down", self->ifname));
+	ASSERT_EQ(0, su_sh("ip link set dev %s down", self->ifname));
 	EXPECT_NE(0, su_read_line(path, line, sizeof(line)));	/* -EINVAL */
-	ASSERT_EQ(0, sh("ip link set dev %s up", self->ifname));
+	ASSERT_EQ(0, su_sh("ip link set dev %s up", self->ifname));
 	ASSERT_EQ(0, su_read_line(path, line, sizeof(line)));
 	EXPECT_STREQ("1", line);
 	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate",
@@ -646,7 +634,7 @@ TEST_F(eth, jumbo_frames_come_back)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", self->ifname);
 	ASSERT_EQ(0, su_read_line(path, line, sizeof(line)));
 	self->mtu = strtoul(line, NULL, 10);
-	ASSERT_EQ(0, sh("ip link set dev %s mtu 9000", self->ifname));
+	ASSERT_EQ(0, su_sh("ip link set dev %s mtu 9000", self->ifname));
 	ASSERT_EQ(0, feature_set(self->ifname, self->lb_bit, 1));
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		make_frame(f, lens[i], self->mac, 1000 + i);
@@ -999,7 +987,7 @@ TEST_F(eth, ip_multicast_crosses_the_device)
 
 	first_v4(self->ifname, addr, sizeof(addr));
 	if (!addr[0]) {
-		ASSERT_EQ(0, sh("ip addr add %s/24 dev %s", TMP_ADDR,
+		ASSERT_EQ(0, su_sh("ip addr add %s/24 dev %s", TMP_ADDR,
 				self->ifname));
 		snprintf(addr, sizeof(addr), "%s", TMP_ADDR);
 		self->added_addr = 1;

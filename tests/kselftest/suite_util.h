@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,19 @@ static inline int su_module_path(char *path, size_t len, const char *ko)
 /* ------------------------------------------------------------------ */
 /* Device, GIDs                                                        */
 /* ------------------------------------------------------------------ */
+
+/* Runs a formatted shell command; its exit status as system() gives it. */
+static inline int su_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int su_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
 
 static inline struct ibv_context *su_open(void)
 {
