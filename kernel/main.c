@@ -61,6 +61,23 @@ void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf)
 }
 
 /*
+ * A dead device cannot flag its doorbell pages itself: flag them here, so
+ * that providers fail posts with EIO at once (spec 5.5).
+ */
+static void vrnic_flag_db_pages_fatal(struct vrnic_dev *dev)
+{
+	struct vrnic_db_page __iomem *pages = dev->bar2;
+	u32 end = dev->caps.db_page_first + dev->caps.db_page_count;
+	u32 __iomem *st;
+	u32 p;
+
+	for (p = dev->caps.db_page_first; p < end; p++) {
+		st = &pages[p].slot[VRNIC_DB_STATUS_SLOT].st.status;
+		writel(readl(st) | VRNIC_DB_STATUS_FATAL, st);
+	}
+}
+
+/*
  * The device stopped (FATAL), died (no heartbeat) or misbehaved: fail every
  * command, take the port down and tell every user. Any context; idempotent.
  */
@@ -69,6 +86,7 @@ void vrnic_set_fatal(struct vrnic_dev *dev, const char *why)
 	if (test_and_set_bit(VRNIC_FLAG_FATAL, &dev->flags))
 		return;
 	dev_err(&dev->pdev->dev, "device failed: %s\n", why);
+	vrnic_flag_db_pages_fatal(dev);
 	vrnic_cmdq_fail_all(dev);
 	vrnic_eth_link_update(dev);
 	vrnic_ib_dispatch(dev, IB_EVENT_PORT_ERR);

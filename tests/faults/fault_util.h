@@ -24,10 +24,17 @@ enum fu_exit {
 	FU_POST_FAILED = 13,	/* a post failed before any fatal event */
 	FU_NO_FATAL = 14,	/* stuck for FU_STUCK_MS and no fatal event */
 	FU_VERB_WORKS = 15,	/* a verb still succeeded after the event */
+	FU_POST_WORKS = 16,	/* a post succeeded after the event */
 };
 
 #define FU_STUCK_MS 60000
 #define FU_CHUNK 65536
+
+/*
+ * Set when the device dies with the module still loaded (not by rmmod,
+ * which unmaps the doorbell page): posts must then fail with EIO.
+ */
+static int fu_expect_post_eio;
 
 struct fu_worker {
 	struct su_pair p;
@@ -162,6 +169,12 @@ static inline void fu_worker_run(int id, int ready_fd, int churn)
 		pthread_join(ch, NULL);
 	if (ibv_alloc_pd(w.p.ctx))
 		_exit(FU_VERB_WORKS);
+	if (fu_expect_post_eio) {
+		struct ibv_sge s = su_sge(&w.p, 0, 64);
+
+		if (su_post_recv(w.p.qp[1], 1, &s, 1) != EIO)
+			_exit(FU_POST_WORKS);
+	}
 	fprintf(stderr, "# worker %d: %lu verified rounds, %lu CQs churned, then DEVICE_FATAL%s%s\n",
 		id, w.rounds, w.churned,
 		w.last_status < 0 ? "" : "; last completion: ",

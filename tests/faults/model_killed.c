@@ -50,6 +50,7 @@ TEST_F_TIMEOUT(dead, model_killed_under_load, 600)
 	 * before the heartbeat watchdog (5 s) would notice.
 	 */
 	set_param("cmd_timeout_ms", "2000");
+	fu_expect_post_eio = 1;
 	ASSERT_EQ(0, fu_start_workers(pid, WORKERS, 1, 120000))
 		TH_LOG("workers did not get going");
 
