@@ -216,49 +216,8 @@ TEST(garbage_in_own_mappings)
 /* Crafted WQEs and doorbells on raw QPs                               */
 /* ------------------------------------------------------------------ */
 
-struct attacker {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-/* Context, PD, a 1 MiB MR of 0x77 bytes; 0 or the failing step. */
-static int attacker_open(struct attacker *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->ctx = su_open();
-	if (!a->ctx)
-		return 1;
-	a->gid_index = su_pick_gid(a->ctx, &a->gid);
-	if (a->gid_index < 0)
-		return 2;
-	a->pd = ibv_alloc_pd(a->ctx);
-	if (!a->pd)
-		return 3;
-	a->buf = aligned_alloc(4096, 1 << 20);
-	if (!a->buf)
-		return 4;
-	memset(a->buf, 0x77, 1 << 20);
-	a->mr = ibv_reg_mr(a->pd, a->buf, 1 << 20, SU_MR_ALL);
-	return a->mr ? 0 : 5;
-}
-
-static void attacker_close(struct attacker *a)
-{
-	if (a->mr)
-		ibv_dereg_mr(a->mr);
-	free(a->buf);
-	if (a->pd)
-		ibv_dealloc_pd(a->pd);
-	if (a->ctx)
-		ibv_close_device(a->ctx);
-}
-
 /* A fresh pair of raw QPs, connected to each other. */
-static int raw_pair(struct attacker *a, struct su_raw *x, struct su_raw *y)
+static int raw_pair(struct su_raw_env *a, struct su_raw *x, struct su_raw *y)
 {
 	return su_raw_create(x, a->ctx, a->pd, 16, 16, 2) ?:
 	       su_raw_create(y, a->ctx, a->pd, 16, 16, 2) ?:
@@ -279,13 +238,13 @@ static void crafted_child(int rfd, int wfd)
 	struct vrnic_send_wqe_hdr *w;
 	struct vrnic_sge *sge;
 	struct vrnic_cqe cqe;
-	struct attacker a;
+	struct su_raw_env a;
 	struct su_target t;
 	struct su_raw x, y;
 	uint32_t i;
 
 	CHILD_CHECK(read(rfd, &t, sizeof(t)) == sizeof(t));
-	CHILD_CHECK(!attacker_open(&a));
+	CHILD_CHECK(!su_raw_env_open(&a, 1 << 20, 0x77));
 
 	/* Our raw pair works with our own keys. */
 	CHILD_CHECK(!raw_pair(&a, &x, &y));
@@ -462,7 +421,7 @@ static void store_word(struct su_raw *r, uint32_t slot, uint32_t off,
 }
 
 /* A WRITE of 256 bytes of @seed from our offset 0 to @dst; its status. */
-static int raw_write(struct attacker *a, struct su_raw *x, unsigned int seed,
+static int raw_write(struct su_raw_env *a, struct su_raw *x, unsigned int seed,
 		     size_t dst)
 {
 	struct vrnic_cqe cqe;
@@ -479,12 +438,12 @@ TEST(stale_indices)
 {
 	struct su_verifier v;
 	struct vrnic_cqe cqe;
-	struct attacker a;
+	struct su_raw_env a;
 	struct su_raw x, y;
 	uint32_t depth, i;
 
 	ASSERT_EQ(0, su_verifier_start(&v));
-	ASSERT_EQ(0, attacker_open(&a));
+	ASSERT_EQ(0, su_raw_env_open(&a, 1 << 20, 0x77));
 
 	/* A replayed SQ producer index runs nothing twice. */
 	ASSERT_EQ(0, raw_pair(&a, &x, &y));
@@ -561,7 +520,7 @@ TEST(stale_indices)
 	su_raw_destroy(&x);
 	su_raw_destroy(&y);
 
-	attacker_close(&a);
+	su_raw_env_close(&a);
 	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
 }
 

@@ -900,6 +900,49 @@ static inline void su_raw_destroy(struct su_raw *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* What hand-built QPs need around them: a context, a PD, one MR, a GID. */
+struct su_raw_env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+/* An MR over @len bytes of @fill; 0, or the step that failed. */
+static inline int su_raw_env_open(struct su_raw_env *e, size_t len,
+				  uint8_t fill)
+{
+	memset(e, 0, sizeof(*e));
+	e->ctx = su_open();
+	if (!e->ctx)
+		return 1;
+	e->gid_index = su_pick_gid(e->ctx, &e->gid);
+	if (e->gid_index < 0)
+		return 2;
+	e->pd = ibv_alloc_pd(e->ctx);
+	if (!e->pd)
+		return 3;
+	e->buf = aligned_alloc(4096, len);
+	if (!e->buf)
+		return 4;
+	memset(e->buf, fill, len);
+	e->mr = ibv_reg_mr(e->pd, e->buf, len, SU_MR_ALL);
+	return e->mr ? 0 : 5;
+}
+
+static inline void su_raw_env_close(struct su_raw_env *e)
+{
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	free(e->buf);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+}
+
 /* MODIFY_QP through the legacy write() command. */
 static inline int su_raw_modify(struct su_raw *r, int state, uint32_t dest_qpn,
 				const union ibv_gid *gid, int gid_index,

@@ -248,12 +248,7 @@ TEST_F(vctx, ns_layout_per_context)
 /* ------------------------------------------------------------------ */
 
 FIXTURE(raw2) {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
+	struct su_raw_env e;
 	struct su_raw a, b;
 };
 
@@ -261,36 +256,22 @@ FIXTURE(raw2) {
 
 FIXTURE_SETUP(raw2)
 {
-	self->ctx = su_open();
-	ASSERT_NE(NULL, self->ctx);
-	self->gid_index = su_pick_gid(self->ctx, &self->gid);
-	ASSERT_LE(0, self->gid_index);
-	self->pd = ibv_alloc_pd(self->ctx);
-	ASSERT_NE(NULL, self->pd);
-	self->buf = aligned_alloc(4096, RAW_BUF);
-	ASSERT_NE(NULL, self->buf);
-	memset(self->buf, 0, RAW_BUF);
-	self->mr = ibv_reg_mr(self->pd, self->buf, RAW_BUF, SU_MR_ALL);
-	ASSERT_NE(NULL, self->mr);
-	ASSERT_EQ(0, su_raw_create(&self->a, self->ctx, self->pd, 64, 64, 1));
-	ASSERT_EQ(0, su_raw_create(&self->b, self->ctx, self->pd, 64, 64, 1));
-	ASSERT_EQ(0, su_raw_connect(&self->a, self->b.qpn, &self->gid,
-				    self->gid_index));
-	ASSERT_EQ(0, su_raw_connect(&self->b, self->a.qpn, &self->gid,
-				    self->gid_index));
+	struct su_raw_env *e = &self->e;
+
+	ASSERT_EQ(0, su_raw_env_open(e, RAW_BUF, 0));
+	ASSERT_EQ(0, su_raw_create(&self->a, e->ctx, e->pd, 64, 64, 1));
+	ASSERT_EQ(0, su_raw_create(&self->b, e->ctx, e->pd, 64, 64, 1));
+	ASSERT_EQ(0, su_raw_connect(&self->a, self->b.qpn, &e->gid,
+				    e->gid_index));
+	ASSERT_EQ(0, su_raw_connect(&self->b, self->a.qpn, &e->gid,
+				    e->gid_index));
 }
 
 FIXTURE_TEARDOWN(raw2)
 {
 	su_raw_destroy(&self->a);
 	su_raw_destroy(&self->b);
-	if (self->mr)
-		ibv_dereg_mr(self->mr);
-	if (self->pd)
-		ibv_dealloc_pd(self->pd);
-	free(self->buf);
-	if (self->ctx)
-		ibv_close_device(self->ctx);
+	su_raw_env_close(&self->e);
 }
 
 /* Wait up to 2 s for the model to announce it sleeps. */
@@ -313,8 +294,8 @@ static long timed_write(FIXTURE_DATA(raw2) *self, enum su_kick kick,
 {
 	struct vrnic_cqe cqe;
 	struct timespec t0, t1;
-	uint8_t *src = self->buf + (seed % 64) * 512;
-	uint8_t *dst = self->buf + RAW_BUF / 2 + (seed % 64) * 512;
+	uint8_t *src = self->e.buf + (seed % 64) * 512;
+	uint8_t *dst = self->e.buf + RAW_BUF / 2 + (seed % 64) * 512;
 
 	su_fill(src, 256, seed);
 	memset(dst, 0, 256);
@@ -322,7 +303,7 @@ static long timed_write(FIXTURE_DATA(raw2) *self, enum su_kick kick,
 		return -1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (su_raw_post(&self->a, VRNIC_WR_RDMA_WRITE, seed, (uintptr_t)src,
-			256, self->mr->lkey, (uintptr_t)dst, self->mr->rkey,
+			256, self->e.mr->lkey, (uintptr_t)dst, self->e.mr->rkey,
 			kick))
 		return -1;
 	if (!su_raw_poll_wait(&self->a, &cqe, 2000))
