@@ -139,7 +139,9 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
             continue;
         }
         const uint64_t now = monotonic_ns();
-        if (stats_requested_.exchange(false, std::memory_order_relaxed)) {
+        // A plain load first: this runs on every idle poll.
+        if (stats_requested_.load(std::memory_order_relaxed) &&
+            stats_requested_.exchange(false, std::memory_order_relaxed)) {
             st.log("SIGUSR2", now);
             st = PollStats{};
             st.since_ns = now;
