@@ -44,7 +44,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		1
+#define VRNIC_VERSION_MINOR		2
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -107,6 +107,7 @@ enum vrnic_irq_vector {
 enum vrnic_db_status_bits {
 	VRNIC_DB_STATUS_NEED_WAKEUP	= 1 << 0,	/* mirrors regs */
 	VRNIC_DB_STATUS_FATAL		= 1 << 1,	/* DEVICE_FATAL */
+	VRNIC_DB_STATUS_RQ_WAKEUP	= 1 << 2,	/* RQ posts kick too */
 };
 
 /* Byte offsets of the two 32-bit words inside a slot. */
@@ -294,7 +295,7 @@ struct vrnic_regs {
 	__u8 rsvd_108[56];
 
 	/* 0x140: idle handshake; written by the device */
-	__u32 need_wakeup;		/* 1: model may be asleep */
+	__u32 need_wakeup;		/* VRNIC_DB_STATUS_*_WAKEUP bits */
 	__u8 rsvd_144[60];
 
 	/* 0x180: device-written ring indices (free-running) */

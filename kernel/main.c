@@ -35,6 +35,11 @@ module_param_named(debug_checks, vrnic_debug_checks, bool, 0444);
 MODULE_PARM_DESC(debug_checks,
 		 "Built with the driver's invariant checks (make kernel VRNIC_DEBUG=1)");
 
+static bool vrnic_user_kick = true;
+module_param_named(user_kick, vrnic_user_kick, bool, 0444);
+MODULE_PARM_DESC(user_kick,
+		 "Let user contexts map the doorbell register when BAR0 has a page to itself (default on)");
+
 static const struct pci_device_id vrnic_pci_table[] = {
 	{ PCI_DEVICE(VRNIC_PCI_VENDOR_ID, VRNIC_PCI_DEVICE_ID) },
 	{ }
@@ -342,6 +347,30 @@ static bool vrnic_probe_signature(struct pci_dev *pdev)
 	return ok;
 }
 
+/*
+ * User contexts may map the page of the ivshmem doorbell register and kick
+ * without a system call, but only when BAR0 has a page to itself (the guest
+ * booted with pci=resource_alignment=12@pci:1af4:1110): otherwise the page
+ * holds other devices' registers. With MSI-X the page's interrupt
+ * registers do nothing, and a doorbell write can only cause a spurious kick
+ * or interrupt, which both sides treat as "look again" (spec 2.3).
+ */
+static void vrnic_setup_kick_page(struct vrnic_dev *dev)
+{
+	resource_size_t start = pci_resource_start(dev->pdev,
+						   VRNIC_BAR_IVSHMEM);
+
+	if (!vrnic_user_kick)
+		return;
+	if ((pci_resource_flags(dev->pdev, VRNIC_BAR_IVSHMEM) &
+	     IORESOURCE_MEM) && PAGE_ALIGNED(start) &&
+	    pci_resource_len(dev->pdev, VRNIC_BAR_IVSHMEM) >= PAGE_SIZE)
+		dev->kick_page = start;
+	else
+		dev_info(&dev->pdev->dev,
+			 "BAR0 shares its page: user space kicks through the kernel\n");
+}
+
 static void vrnic_free_vectors(struct vrnic_dev *dev)
 {
 	pci_free_irq_vectors(dev->pdev);
@@ -418,6 +447,7 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_unmap;
 	}
 	dev->num_vectors = nvec;
+	vrnic_setup_kick_page(dev);
 
 	err = vrnic_cmdq_init(dev);
 	if (err)

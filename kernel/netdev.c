@@ -146,7 +146,8 @@ static netdev_tx_t vrnic_eth_xmit(struct sk_buff *skb,
 	dma_wmb();	/* the descriptor before the producer index */
 	WRITE_ONCE(tx->pi, tx->pi + 1);
 	writel(tx->pi, &dev->regs->tx_pi);
-	vrnic_wake_if_needed(dev, VRNIC_KICK_ETH_TX);
+	vrnic_wake_if_needed(dev, VRNIC_KICK_ETH_TX,
+			     VRNIC_DB_STATUS_NEED_WAKEUP);
 
 	if ((u32)(tx->pi - READ_ONCE(tx->ci)) >= depth) {
 		netif_stop_queue(netdev);

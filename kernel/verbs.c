@@ -317,6 +317,29 @@ vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
 	return &entry->rdma_entry;
 }
 
+/* Make @size bytes of device memory at @phys mappable, uncached. */
+static struct rdma_user_mmap_entry *
+vrnic_mmap_insert_io(struct vrnic_ucontext *uc, phys_addr_t phys, size_t size,
+		     u64 *key)
+{
+	struct vrnic_mmap_entry *entry;
+	int err;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->dev = to_vdev(uc->ibuc.device);
+	entry->type = VRNIC_MMAP_IO_NC;
+	entry->io_addr = phys;
+	err = rdma_user_mmap_entry_insert(&uc->ibuc, &entry->rdma_entry, size);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct vrnic_mmap_entry *entry = to_vmmap(rdma_entry);
@@ -378,7 +401,7 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	struct vrnic_ucontext *uc = to_vuc(ibuc);
 	struct vrnic_cmd_alloc_uctx_resp cmd = {};
 	struct vrnic_caps *c = &dev->caps;
-	struct vrnic_mmap_entry *entry;
+	struct rdma_user_mmap_entry *entry;
 	int err;
 
 	err = vrnic_udata_no_input(udata);
@@ -401,23 +424,28 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		goto err_dealloc;
 	}
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
-	if (!entry) {
-		err = -ENOMEM;
+	entry = vrnic_mmap_insert_io(uc, dev->bar2_phys +
+				     (phys_addr_t)uc->db_page * VRNIC_PAGE_SIZE,
+				     VRNIC_DB_PAGE_SIZE, &uc->db_mmap_key);
+	if (IS_ERR(entry)) {
+		err = PTR_ERR(entry);
 		goto err_dealloc;
 	}
-	entry->dev = dev;
-	entry->type = VRNIC_MMAP_IO_NC;
-	entry->io_addr = dev->bar2_phys + (phys_addr_t)uc->db_page *
-			 VRNIC_PAGE_SIZE;
-	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma_entry,
-					  VRNIC_DB_PAGE_SIZE);
-	if (err) {
-		kfree(entry);
-		goto err_dealloc;
+	uc->db_entry = entry;
+	if (dev->kick_page) {
+		entry = vrnic_mmap_insert_io(uc, dev->kick_page, PAGE_SIZE,
+					     &resp.kick_mmap_key);
+		if (IS_ERR(entry)) {
+			err = PTR_ERR(entry);
+			goto err_remove;
+		}
+		uc->kick_entry = entry;
+		resp.comp_mask |= VRNIC_ALLOC_UCONTEXT_RESP_KICK_PAGE;
+		resp.kick_offset = VRNIC_IVSHMEM_DOORBELL;
+		resp.kick_value =
+			VRNIC_IVSHMEM_DOORBELL_VAL(VRNIC_MODEL_PEER_ID,
+						   VRNIC_KICK_DATA_WAKEUP);
 	}
-	uc->db_entry = &entry->rdma_entry;
-	uc->db_mmap_key = rdma_user_mmap_get_offset(uc->db_entry);
 
 	resp.db_page_index = uc->db_page;
 	resp.db_mmap_key = uc->db_mmap_key;
@@ -441,6 +469,8 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	return 0;
 
 err_remove:
+	rdma_user_mmap_entry_remove(uc->kick_entry);
+	uc->kick_entry = NULL;
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	uc->db_entry = NULL;
 err_dealloc:
@@ -457,6 +487,7 @@ void vrnic_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	struct vrnic_ucontext *uc = to_vuc(ibuc);
 
+	rdma_user_mmap_entry_remove(uc->kick_entry);
 	rdma_user_mmap_entry_remove(uc->db_entry);
 	vrnic_cmd_destroy(to_vdev(ibuc->device), VRNIC_CMD_DEALLOC_UCTX,
 			  uc->uctx);

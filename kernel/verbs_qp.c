@@ -697,7 +697,8 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		dma_wmb();	/* WQEs before the producer index */
 		writel(sq->pi, vrnic_kdb_word(dev, qp->db_slot,
 					      VRNIC_DB_QP_SQ_PI));
-		vrnic_wake_if_needed(dev, VRNIC_KICK_DATA_WAKEUP);
+		vrnic_wake_if_needed(dev, VRNIC_KICK_DATA_WAKEUP,
+				     VRNIC_DB_STATUS_NEED_WAKEUP);
 	}
 	spin_unlock_irqrestore(&sq->lock, flags);
 	return err;
@@ -754,7 +755,8 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		dma_wmb();	/* WQEs before the producer index */
 		writel(rq->pi, vrnic_kdb_word(dev, qp->db_slot,
 					      VRNIC_DB_QP_RQ_PI));
-		vrnic_wake_if_needed(dev, VRNIC_KICK_DATA_WAKEUP);
+		vrnic_wake_if_needed(dev, VRNIC_KICK_DATA_WAKEUP,
+				     VRNIC_DB_STATUS_RQ_WAKEUP);
 	}
 	spin_unlock_irqrestore(&rq->lock, flags);
 	return err;

@@ -157,6 +157,7 @@ struct vrnic_dev {
 	struct vrnic_regs __iomem *regs;
 	void __iomem *kdb;		/* the kernel's doorbell page */
 	resource_size_t bar2_phys;
+	resource_size_t kick_page;	/* BAR0's own page, or 0 */
 	struct vrnic_caps caps;
 	unsigned long flags;		/* enum vrnic_dev_flags */
 
@@ -218,11 +219,15 @@ static inline void __iomem *vrnic_kdb_word(struct vrnic_dev *dev, u32 slot,
 	return dev->kdb + slot * VRNIC_DB_SLOT_SIZE + offset;
 }
 
-/* After publishing a producer index: wake the model if it sleeps. */
-static inline void vrnic_wake_if_needed(struct vrnic_dev *dev, u32 vector)
+/*
+ * After publishing a producer index: wake the model if it asked for it with
+ * @bit (VRNIC_DB_STATUS_NEED_WAKEUP, or _RQ_WAKEUP for a receive queue).
+ */
+static inline void vrnic_wake_if_needed(struct vrnic_dev *dev, u32 vector,
+					u32 bit)
 {
 	mb();	/* producer store before the NEED_WAKEUP load (section 8) */
-	if (readl(&dev->regs->need_wakeup))
+	if (readl(&dev->regs->need_wakeup) & bit)
 		vrnic_kick(dev, vector);
 }
 
@@ -237,7 +242,9 @@ static inline bool vrnic_db_slot_valid(u32 slot)
 /* ------------------------------------------------------------------ */
 
 enum vrnic_mmap_type {
-	VRNIC_MMAP_IO_NC,		/* a BAR2 doorbell page, uncached */
+	VRNIC_MMAP_IO_NC,		/* a BAR2 doorbell page or the kick
+					 * page, uncached
+					 */
 	VRNIC_MMAP_DMA,			/* a ring in DMA-coherent memory */
 };
 
@@ -261,6 +268,7 @@ struct vrnic_ucontext {
 	u32 db_page;
 	struct rdma_user_mmap_entry *db_entry;
 	u64 db_mmap_key;
+	struct rdma_user_mmap_entry *kick_entry;	/* NULL: no kick page */
 };
 
 static inline struct vrnic_ucontext *to_vuc(struct ib_ucontext *ibuc)

@@ -58,9 +58,7 @@ CmdResult cmd_alloc_uctx(DeviceState& d, const vrnic_cmd&, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_uctx reached");
     owner[page] = up;
     d.bar2.zero_page(page);
-    uint32_t st = (load_relaxed(&d.regs()->need_wakeup) ? VRNIC_DB_STATUS_NEED_WAKEUP : 0) |
-                  (d.fatal ? VRNIC_DB_STATUS_FATAL : 0);
-    d.bar2.set_page_status(page, st);
+    d.bar2.set_page_status(page, page_status(d));
     out.alloc_uctx_resp.uctx = up->handle;
     out.alloc_uctx_resp.db_page = page;
     return cmd_ok();

@@ -129,8 +129,13 @@ void Device::latch_rings() {
 }
 
 void Device::set_need_wakeup(bool on) {
-    store_release(&d_.regs()->need_wakeup, uint32_t(on));
-    publish_page_status(d_, on);
+    // A requester in an RNR wait must hear of new receives: RQ posts kick too.
+    uint32_t bits = 0;
+    if (on)
+        bits = VRNIC_DB_STATUS_NEED_WAKEUP |
+               (engine_next_deadline(d_) != UINT64_MAX ? VRNIC_DB_STATUS_RQ_WAKEUP : 0);
+    store_release(&d_.regs()->need_wakeup, bits);
+    publish_page_status(d_);
     if (on)
         full_fence(); // Dekker pair with the producer's store -> fence -> load
 }

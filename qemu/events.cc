@@ -113,9 +113,12 @@ void finish_cq_batches(DeviceState& d) {
     dirty.clear();
 }
 
-void publish_page_status(DeviceState& d, bool need_wakeup) {
-    uint32_t bits =
-        (need_wakeup ? VRNIC_DB_STATUS_NEED_WAKEUP : 0) | (d.fatal ? VRNIC_DB_STATUS_FATAL : 0);
+uint32_t page_status(const DeviceState& d) {
+    return load_relaxed(&d.regs()->need_wakeup) | (d.fatal ? VRNIC_DB_STATUS_FATAL : 0);
+}
+
+void publish_page_status(DeviceState& d) {
+    const uint32_t bits = page_status(d);
     d.bar2.set_page_status(VRNIC_KERNEL_DB_PAGE, bits);
     auto& owner = d.obj->page_owner;
     for (uint32_t p = VRNIC_FIRST_UCTX_DB_PAGE; p < owner.size(); p++)
@@ -131,7 +134,7 @@ void enter_fatal(DeviceState& d, vrnic_fatal_code code) {
     vrnic_regs* r = d.regs();
     store_release(&r->fatal_code, uint32_t(code));
     store_release(&r->device_status, load_relaxed(&r->device_status) | VRNIC_DEV_STATUS_FATAL);
-    publish_page_status(d, load_relaxed(&r->need_wakeup) != 0);
+    publish_page_status(d);
     post_async_event(d, VRNIC_EQE_DEVICE_FATAL, code);
     d.raise(VRNIC_IRQ_ADMIN);
 }

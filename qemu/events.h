@@ -23,8 +23,10 @@ bool post_cqe(DeviceState& d, Cq& cq, const vrnic_cqe& cqe, bool triggers_solici
 // call: one full fence, then one arm-word load per CQ.
 void finish_cq_batches(DeviceState& d);
 
-// Slot-0 status word for every doorbell page in use (need_wakeup and FATAL).
-void publish_page_status(DeviceState& d, bool need_wakeup);
+// Slot-0 status word of a doorbell page: the need_wakeup bits and FATAL.
+uint32_t page_status(const DeviceState& d);
+// Writes page_status() into every doorbell page in use.
+void publish_page_status(DeviceState& d);
 
 // Stops the device (5.5).
 void enter_fatal(DeviceState& d, vrnic_fatal_code code);

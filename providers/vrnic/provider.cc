@@ -62,7 +62,15 @@ int method_query_layout(int cmd_fd, vrnic_layout* out) noexcept {
 
 namespace {
 
-int kick(void* arg) {
+// Wakes the device with one uncached store to the mapped doorbell register:
+// no system call (kick_reg is set only when the kernel offered the page).
+int kick_mmio(void* arg) {
+    auto* st = static_cast<ContextState*>(arg);
+    *st->kick_reg = st->caps.kick_value;
+    return 0;
+}
+
+int kick_ioctl(void* arg) {
     auto* st = static_cast<ContextState*>(arg);
     int err = method_kick(st->cmd_fd);
     if (err && st->kick_failures.fetch_add(1, std::memory_order_relaxed) == 0)
@@ -121,6 +129,19 @@ int init_context(Context* ctx, int cmd_fd) {
     err = st->db_map.map(cmd_fd, resp.drv.db_mmap_key, VRNIC_DB_PAGE_SIZE, PROT_READ | PROT_WRITE);
     if (err)
         return err;
+    Doorbell::KickFn kick = kick_ioctl;
+    if (resp.drv.comp_mask & VRNIC_ALLOC_UCONTEXT_RESP_KICK_PAGE) {
+        const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        const uint32_t off = resp.drv.kick_offset;
+        if (off % sizeof(uint32_t) || off >= page)
+            return EPROTO;
+        err = st->kick_map.map(cmd_fd, resp.drv.kick_mmap_key, page, PROT_WRITE);
+        if (err)
+            return err;
+        st->kick_reg =
+            reinterpret_cast<volatile uint32_t*>(static_cast<char*>(st->kick_map.get()) + off);
+        kick = kick_mmio;
+    }
     st->db.init(static_cast<vrnic_db_page*>(st->db_map.get()), kick, st);
     verbs_set_ops(&ctx->ibv_ctx, &context_ops());
     return 0;

@@ -85,6 +85,8 @@ struct ContextState {
     int cmd_fd = -1;
     vrnic_ibv_alloc_ucontext_resp caps{};
     Mapping db_map;
+    Mapping kick_map;                    // the kick page, if the kernel offers it
+    volatile uint32_t* kick_reg = nullptr; // in kick_map
     Doorbell db;
     QpTable qps;
     std::atomic<uint32_t> kick_failures{0};

@@ -213,7 +213,7 @@ int WrBuilder::complete(Doorbell& db, uint32_t* pi_word) noexcept {
     if (err)
         sq_->rewind(start_pi_);
     else
-        sq_->publish(db, pi_word);
+        sq_->publish(db, pi_word, VRNIC_DB_STATUS_NEED_WAKEUP);
     cur_ = nullptr;
     return err;
 }

@@ -83,11 +83,12 @@ class Doorbell {
     bool fatal() const noexcept { return status() & VRNIC_DB_STATUS_FATAL; }
 
     // Producer side of the wake-up handshake (spec 8): release-store the new
-    // producer index, full fence, then kick if the device may be asleep.
-    void publish_producer(uint32_t* word, uint32_t pi) noexcept {
+    // producer index, full fence, then kick if the device asked for it with
+    // wake_bit (NEED_WAKEUP for an SQ, RQ_WAKEUP for an RQ).
+    void publish_producer(uint32_t* word, uint32_t pi, uint32_t wake_bit) noexcept {
         store_release(word, pi);
         full_fence();
-        if (status() & VRNIC_DB_STATUS_NEED_WAKEUP) {
+        if (status() & wake_bit) {
             kicks_.fetch_add(1, std::memory_order_relaxed);
             if (kick_)
                 kick_(kick_arg_);
@@ -151,11 +152,11 @@ class WorkQueue {
     void advance() noexcept { ++pi_; }
 
     // Hand everything built so far to the device.
-    void publish(Doorbell& db, uint32_t* word) noexcept {
+    void publish(Doorbell& db, uint32_t* word, uint32_t wake_bit) noexcept {
         if (pi_ == published_.load(std::memory_order_relaxed))
             return;
         published_.store(pi_, std::memory_order_release);
-        db.publish_producer(word, pi_);
+        db.publish_producer(word, pi_, wake_bit);
     }
 
   protected:

@@ -649,7 +649,7 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
             break;
         }
     }
-    r.sq.publish(*r.db, r.sq_pi_word);
+    r.sq.publish(*r.db, r.sq_pi_word, VRNIC_DB_STATUS_NEED_WAKEUP);
     return err;
 }
 
@@ -668,7 +668,7 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
             break;
         }
     }
-    r.rq.publish(*r.db, r.rq_pi_word);
+    r.rq.publish(*r.db, r.rq_pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
     return err;
 }
 

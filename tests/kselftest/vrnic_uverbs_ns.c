@@ -102,7 +102,10 @@ TEST_F(ctx, ucontext_response)
 {
 	struct vrnic_ibv_alloc_ucontext_resp *r = &self->resp.drv;
 
-	EXPECT_EQ(0U, r->comp_mask);
+	/* scripts/vm gives BAR0 its own page: the kick page is offered. */
+	EXPECT_EQ(VRNIC_ALLOC_UCONTEXT_RESP_KICK_PAGE, r->comp_mask);
+	EXPECT_EQ(0ULL, r->kick_mmap_key % 4096);
+	EXPECT_NE(r->db_mmap_key, r->kick_mmap_key);
 	EXPECT_EQ(1, r->version_major);
 	EXPECT_EQ(4096U, r->db_page_size);
 	EXPECT_LE(2U, r->db_page_index);
@@ -128,7 +131,8 @@ TEST_F(ctx, doorbell_page_mapping)
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, key);
 	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap: %s", strerror(errno));
 	/* Slot 0 is the device's status word: neither FATAL nor garbage. */
-	EXPECT_EQ(0U, *(volatile __u32 *)p & ~VRNIC_DB_STATUS_NEED_WAKEUP);
+	EXPECT_EQ(0U, *(volatile __u32 *)p & ~(VRNIC_DB_STATUS_NEED_WAKEUP |
+						VRNIC_DB_STATUS_RQ_WAKEUP));
 	munmap(p, 4096);
 
 	/* Private, too long, executable, or at an unknown key: refused. */

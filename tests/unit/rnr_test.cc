@@ -61,6 +61,30 @@ TEST_F(RnrInfinite, StallsUntilReceivePostedAndKeepsOrder) {
     EXPECT_TRUE(drv.check_pattern(dst_gpa + 128, 8, 0x3d));
 }
 
+// Sleeping with a requester in an RNR wait, the device asks for RQ kicks too
+// (section 8): receives are what it waits for.
+TEST_F(RnrInfinite, SleepingDuringAnRnrWaitAsksForRqKicks) {
+    const uint32_t need = VRNIC_DB_STATUS_NEED_WAKEUP;
+    const uint32_t rq = VRNIC_DB_STATUS_RQ_WAKEUP;
+    drv.dev().set_need_wakeup(true);
+    EXPECT_EQ(need, drv.regs()->need_wakeup);
+    EXPECT_EQ(need, drv.slot(b.db_page, 0)->st.status);
+    drv.dev().set_need_wakeup(false);
+    drv.post_send(a, send(1));
+    drv.run();
+    drv.dev().set_need_wakeup(true);
+    EXPECT_EQ(need | rq, drv.regs()->need_wakeup);
+    EXPECT_EQ(need | rq, drv.slot(b.db_page, 0)->st.status);
+    EXPECT_EQ(need | rq, drv.slot(VRNIC_KERNEL_DB_PAGE, 0)->st.status);
+    drv.dev().set_need_wakeup(false);
+    EXPECT_EQ(0u, drv.slot(b.db_page, 0)->st.status);
+    drv.post_recv(b, 50, {sge(dst, 0, 128)});
+    drv.run();
+    ASSERT_EQ(1u, drv.poll_cq(a_cq).size());
+    drv.dev().set_need_wakeup(true); // the wait is over
+    EXPECT_EQ(need, drv.regs()->need_wakeup);
+}
+
 TEST_F(RnrTwo, ExhaustsRetriesThenRnrRetryExcErr) {
     drv.post_send(a, send(1));
     drv.post_send(a, send(2));

@@ -5,8 +5,9 @@
  * namespace).  The device interface itself is in vrnic_dev.h.
  *
  * Structs are 8-byte aligned with explicit reserved fields; every size is a
- * multiple of 8 and pinned below.  comp_mask fields are 0 in this version;
- * reserved fields must be written as 0 and are checked by the kernel.
+ * multiple of 8 and pinned below.  comp_mask fields are 0 unless a bit is
+ * defined for them; reserved fields must be written as 0 and are checked by
+ * the kernel.
  */
 
 #ifndef VRNIC_ABI_USER_H
@@ -30,8 +31,13 @@
  * ------------------------------------------------------------------------
  */
 
+enum vrnic_alloc_ucontext_resp_mask {
+	/* kick_mmap_key, kick_offset and kick_value are valid. */
+	VRNIC_ALLOC_UCONTEXT_RESP_KICK_PAGE = 1 << 0,
+};
+
 struct vrnic_ibv_alloc_ucontext_resp {
-	__u32 comp_mask;
+	__u32 comp_mask;		/* enum vrnic_alloc_ucontext_resp_mask */
 	__u32 db_page_index;		/* BAR2 page index (informative) */
 	__aligned_u64 db_mmap_key;	/* mmap offset of the doorbell page */
 	__u32 db_page_size;		/* bytes to map: 4096 */
@@ -48,6 +54,15 @@ struct vrnic_ibv_alloc_ucontext_resp {
 	__u8 rq_wqe_shift_min;
 	__u8 rq_wqe_shift_max;
 	__u32 atomic_cap;		/* enum vrnic_atomic_cap */
+	/*
+	 * The kick page: one page holding the device's doorbell register,
+	 * mapped write-only-in-effect by the context. Writing kick_value as
+	 * a 32-bit store at kick_offset wakes the model without a system
+	 * call (what VRNIC_METHOD_KICK does in the kernel).
+	 */
+	__aligned_u64 kick_mmap_key;
+	__u32 kick_offset;
+	__u32 kick_value;
 };
 
 struct vrnic_ibv_create_cq {
@@ -163,7 +178,7 @@ struct vrnic_layout {
 #endif
 #define VRNIC_ABI_STATIC_ASSERT(expr, msg) static_assert(expr, msg)
 
-VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_alloc_ucontext_resp) == 56,
+VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_alloc_ucontext_resp) == 72,
 			"vrnic_ibv_alloc_ucontext_resp");
 VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_cq) == 8,
 			"vrnic_ibv_create_cq");

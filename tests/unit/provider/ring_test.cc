@@ -278,7 +278,7 @@ TEST_F(SqFixture, FullQueueFailsWithEnomemUntilRetired) {
         ASSERT_EQ(0, sq.post(wr)) << i;
     EXPECT_TRUE(sq.full());
     EXPECT_EQ(ENOMEM, sq.post(wr));
-    sq.publish(db, pi_word());
+    sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP);
     EXPECT_TRUE(sq.retire(1)); // WQEs 0 and 1 done
     EXPECT_EQ(2u, sq.ci());
     EXPECT_EQ(0, sq.post(wr));
@@ -292,7 +292,7 @@ TEST_F(SqFixture, RetireRejectsIndicesThatAreNotOutstanding) {
     ASSERT_EQ(0, sq.post(wr));
     ASSERT_EQ(0, sq.post(wr));
     EXPECT_FALSE(sq.retire(0)); // built but not published yet
-    sq.publish(db, pi_word());
+    sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP);
     EXPECT_FALSE(sq.retire(2)); // beyond pi
     EXPECT_FALSE(sq.retire(0xffffffff));
     EXPECT_TRUE(sq.retire(0));
@@ -308,7 +308,7 @@ TEST_F(SqFixture, WrapAroundUsesSlotModuloDepth) {
         auto wr = make_wr(IBV_WR_SEND, &sg, 1);
         wr.wr_id = i;
         ASSERT_EQ(0, sq.post(wr));
-        sq.publish(db, pi_word());
+        sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP);
         EXPECT_EQ(i, rd<uint64_t>(ring->data(), (i % 4) * 64)) << i;
         ASSERT_TRUE(sq.retire(static_cast<uint32_t>(i)));
     }
@@ -333,16 +333,16 @@ TEST_F(SqFixture, PublishWakesTheDeviceOnlyWhenAsked) {
     ibv_sge sg{0x1000, 8, 1};
     auto wr = make_wr(IBV_WR_SEND, &sg, 1);
     ASSERT_EQ(0, sq.post(wr));
-    sq.publish(db, pi_word());
+    sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP);
     EXPECT_EQ(1u, dbp.word(kSlot, VRNIC_DB_QP_SQ_PI));
     EXPECT_EQ(0, kicks);
     dbp.set_status(VRNIC_DB_STATUS_NEED_WAKEUP);
     ASSERT_EQ(0, sq.post(wr));
     ASSERT_EQ(0, sq.post(wr));
-    sq.publish(db, pi_word());
+    sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP);
     EXPECT_EQ(3u, dbp.word(kSlot, VRNIC_DB_QP_SQ_PI));
     EXPECT_EQ(1, kicks);       // one kick for the batch
-    sq.publish(db, pi_word()); // nothing new: no store, no kick
+    sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP); // nothing new: no store, no kick
     EXPECT_EQ(1, kicks);
     EXPECT_EQ(1u, db.kicks());
     // The RQ word of the same slot is untouched.
@@ -396,13 +396,37 @@ TEST(RecvQueue, LayoutLimitsAndWrap) {
     FakeDbPage dbp;
     Doorbell db;
     db.init(dbp.page(), nullptr, nullptr);
-    rq.publish(db, db.word(5, VRNIC_DB_QP_RQ_PI));
+    rq.publish(db, db.word(5, VRNIC_DB_QP_RQ_PI), VRNIC_DB_STATUS_RQ_WAKEUP);
     EXPECT_EQ(4u, dbp.word(5, VRNIC_DB_QP_RQ_PI));
     EXPECT_TRUE(rq.retire(0));
     wr.wr_id = 99;
     ASSERT_EQ(0, rq.post(wr)); // index 4 -> slot 0
     EXPECT_EQ(99u, rd<uint64_t>(w, 0));
     EXPECT_EQ(0, rd<uint8_t>(w, 8));
+}
+
+// A sleeping device reads RQ indices only when a message arrives, so receives
+// kick only while it says a requester waits on an RNR retry (RQ_WAKEUP).
+TEST(RecvQueue, PublishKicksOnlyForRqWakeup) {
+    Buffer ring(4 * 64);
+    RecvQueue rq;
+    rq.init(ring.data(), 2, 6, VRNIC_RQ_MAX_SGE(6));
+    FakeDbPage dbp;
+    Doorbell db;
+    int kicks = 0;
+    db.init(dbp.page(), count_kicks, &kicks);
+    uint32_t* word = db.word(5, VRNIC_DB_QP_RQ_PI);
+    ibv_recv_wr wr{};
+    dbp.set_status(VRNIC_DB_STATUS_NEED_WAKEUP);
+    ASSERT_EQ(0, rq.post(wr));
+    rq.publish(db, word, VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_EQ(1u, dbp.word(5, VRNIC_DB_QP_RQ_PI));
+    EXPECT_EQ(0, kicks);
+    dbp.set_status(VRNIC_DB_STATUS_NEED_WAKEUP | VRNIC_DB_STATUS_RQ_WAKEUP);
+    ASSERT_EQ(0, rq.post(wr));
+    rq.publish(db, word, VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_EQ(2u, dbp.word(5, VRNIC_DB_QP_RQ_PI));
+    EXPECT_EQ(1, kicks);
 }
 
 // ---------------------------------------------------------------------------
@@ -646,8 +670,8 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
         ASSERT_EQ(0, qp.sq.post(swr));
         ASSERT_EQ(0, qp.rq.post(rwr));
     }
-    qp.sq.publish(db, db.word(1, 0));
-    qp.rq.publish(db, db.word(1, 4));
+    qp.sq.publish(db, db.word(1, 0), VRNIC_DB_STATUS_NEED_WAKEUP);
+    qp.rq.publish(db, db.word(1, 4), VRNIC_DB_STATUS_RQ_WAKEUP);
     // A signaled WQE 3 completes 0..3 (the unsignaled ones before it).
     dev.produce(make_cqe(qp.qpn, 3, VRNIC_CQE_OP_RDMA_WRITE, 3));
     dev.produce(make_cqe(qp.qpn, 0, VRNIC_CQE_OP_RECV, 0));
@@ -803,7 +827,7 @@ TEST(Loop, PostAndPollAgainstAConcurrentDevice) {
             int err = qp.sq.post(wr);
             if (err == 0) {
                 posted++;
-                qp.sq.publish(db, pi_word);
+                qp.sq.publish(db, pi_word, VRNIC_DB_STATUS_NEED_WAKEUP);
             } else {
                 ASSERT_EQ(ENOMEM, err);
                 enomem++;
