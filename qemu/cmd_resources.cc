@@ -57,6 +57,7 @@ CmdResult cmd_alloc_uctx(DeviceState& d, const vrnic_cmd&, vrnic_cmd& out) {
     if (!up->handle)
         CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_uctx reached");
     owner[page] = up;
+    d.obj->live_pages.push_back(page);
     d.bar2.zero_page(page);
     d.bar2.set_page_status(page, page_status(d));
     out.alloc_uctx_resp.uctx = up->handle;
@@ -74,6 +75,7 @@ CmdResult cmd_dealloc_uctx(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "context still owns objects");
     d.bar2.zero_page(u->db_page);
     d.obj->page_owner[u->db_page] = nullptr;
+    std::erase(d.obj->live_pages, u->db_page);
     d.obj->uctxs.remove(in.handle.handle);
     return cmd_ok();
 }

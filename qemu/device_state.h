@@ -45,6 +45,7 @@ struct Objects {
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;
     std::vector<Uctx*> page_owner; // doorbell page -> user context
+    std::vector<uint32_t> live_pages; // pages with an owner: each sleep and wake-up writes them
     std::vector<Qp*> active_qps;   // QPs not in RESET: the engine polls these
     std::vector<Cq*> dirty_cqs;    // CQs with an unfinished CQE batch
     Eq* kernel_eq_slots[VRNIC_DB_SLOTS_PER_PAGE] = {};

@@ -120,10 +120,13 @@ uint32_t page_status(const DeviceState& d) {
 void publish_page_status(DeviceState& d) {
     const uint32_t bits = page_status(d);
     d.bar2.set_page_status(VRNIC_KERNEL_DB_PAGE, bits);
-    auto& owner = d.obj->page_owner;
-    for (uint32_t p = VRNIC_FIRST_UCTX_DB_PAGE; p < owner.size(); p++)
-        if (owner[p] || d.fatal)
+    if (d.fatal) {
+        for (uint32_t p = VRNIC_FIRST_UCTX_DB_PAGE; p < d.obj->page_owner.size(); p++)
             d.bar2.set_page_status(p, bits);
+        return;
+    }
+    for (uint32_t p : d.obj->live_pages)
+        d.bar2.set_page_status(p, bits);
 }
 
 void enter_fatal(DeviceState& d, vrnic_fatal_code code) {

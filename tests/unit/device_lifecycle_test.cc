@@ -152,13 +152,21 @@ TEST(DeviceLifecycle, NeedWakeupIsMirroredInEveryPage) {
     EXPECT_EQ(uint32_t(VRNIC_DB_STATUS_NEED_WAKEUP), drv.slot(page, 0)->st.status);
     // A context allocated while the model sleeps starts with the bit set.
     uint32_t page2;
-    drv.alloc_uctx(&page2);
+    const uint32_t u2 = drv.alloc_uctx(&page2);
     EXPECT_EQ(uint32_t(VRNIC_DB_STATUS_NEED_WAKEUP), drv.slot(page2, 0)->st.status);
     drv.dev().set_need_wakeup(false);
     EXPECT_EQ(0u, drv.regs()->need_wakeup);
     EXPECT_EQ(0u, drv.slot(1, 0)->st.status);
     EXPECT_EQ(0u, drv.slot(page, 0)->st.status);
     EXPECT_EQ(0u, drv.slot(page2, 0)->st.status);
+    // A freed page is left alone (zero) until a context owns it again.
+    vrnic_cmd c{};
+    c.hdr.opcode = VRNIC_CMD_DEALLOC_UCTX;
+    c.handle.handle = u2;
+    ASSERT_EQ(0u, drv.cmd(c));
+    drv.dev().set_need_wakeup(true);
+    EXPECT_EQ(0u, drv.slot(page2, 0)->st.status);
+    EXPECT_EQ(uint32_t(VRNIC_DB_STATUS_NEED_WAKEUP), drv.slot(page, 0)->st.status);
 }
 
 TEST(DeviceLifecycle, RescanAfterNeedWakeupFindsWorkPostedMeanwhile) {
