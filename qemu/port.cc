@@ -188,12 +188,21 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
             LOG_ERR("epoll: %s", strerror(errno));
             return false;
         }
+        const uint64_t woke = monotonic_ns();
+        st.sleep_ns += woke - now;
+        // The work a kick announced first; draining the eventfds and
+        // clearing NEED_WAKEUP (system calls and page stores) after it.
+        // Kicks meanwhile are harmless: the loop polls again before any
+        // sleep.
         bool kicked = false, gone = false;
+        for (int i = 0; i < n && !kicked; i++)
+            kicked = evs[i].data.u32 >= kFirstKick;
+        if (kicked && dev.poll_once())
+            st.work_polls++;
         for (int i = 0; i < n; i++) {
             const uint32_t tag = evs[i].data.u32;
             if (tag >= kFirstKick) {
                 link->drain_doorbell(tag - kFirstKick);
-                kicked = true;
             } else if (tag == kConn) {
                 gone = gone || link->peer_closed();
             } else if (tag == kListener) {
@@ -207,8 +216,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
             break;
         }
         dev.set_need_wakeup(false);
-        last_work = monotonic_ns();
-        st.sleep_ns += last_work - now;
+        last_work = woke;
     }
     return true;
 }
