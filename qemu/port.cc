@@ -1,6 +1,7 @@
 #include "port.h"
 
 #include "device.h"
+#include "idle_window.h"
 #include "log.h"
 #include "shared_region.h"
 
@@ -15,47 +16,11 @@
 
 namespace vrnic {
 
-namespace {
-
-// The busy-poll window before sleeping: the long one (PortConfig::spin_ns)
-// unless this thread was preempted lately, i.e. another thread (a vCPU)
-// wanted its core; then the short one (idle_ns) for a back-off period that
-// doubles while preemptions keep coming.
-class IdleWindow {
-  public:
-    IdleWindow(uint64_t short_ns, uint64_t long_ns) : short_(short_ns), long_(long_ns) {
-        preempted(); // the baseline count
-    }
-    uint64_t ns() const { return now_short_ ? short_ : long_; }
-    // At each decision to sleep.
-    void update(uint64_t now) {
-        if (short_ == long_)
-            return;
-        if (preempted()) {
-            backoff_ =
-                now < short_until_ + backoff_ ? std::min(backoff_ * 2, kMaxBackoff) : kMinBackoff;
-            short_until_ = now + backoff_;
-        }
-        now_short_ = now < short_until_;
-    }
-
-  private:
-    static constexpr uint64_t kMinBackoff = 100'000'000, kMaxBackoff = 5'000'000'000;
-    bool preempted() {
-        rusage ru{};
-        if (getrusage(RUSAGE_THREAD, &ru) < 0)
-            return true;
-        const bool more = ru.ru_nivcsw != nivcsw_;
-        nivcsw_ = ru.ru_nivcsw;
-        return more;
-    }
-    uint64_t short_, long_;
-    long nivcsw_ = 0;
-    uint64_t short_until_ = 0, backoff_ = kMinBackoff;
-    bool now_short_ = false;
-};
-
-} // namespace
+long IdleWindow::thread_preemptions() {
+    rusage ru{}; // getrusage fails only for a bad `who` or pointer
+    getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nivcsw;
+}
 
 void PollStats::log(const char* why, uint64_t now) const {
     const double secs = double(now - since_ns) / 1e9;
