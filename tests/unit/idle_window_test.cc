@@ -41,7 +41,7 @@ TEST_F(IdleWindowTest, BackoffDoublesWhilePreemptionsKeepComingUpToItsCap) {
     w.update(t);
     for (int i = 0; i < 10; i++) {
         // Preempted again within the previous period plus one back-off.
-        t += expect;
+        t += expect + IdleWindow::kCheckNs;
         preemptions++;
         w.update(t);
         expect = std::min(expect * 2, kMax);
@@ -57,6 +57,23 @@ TEST_F(IdleWindowTest, BackoffDoublesWhilePreemptionsKeepComingUpToItsCap) {
     w.update(t);
     w.update(t + kMin);
     EXPECT_EQ(kLong, w.ns());
+}
+
+TEST_F(IdleWindowTest, CountsAtMostOncePerCheckPeriod) {
+    int calls = 0;
+    IdleWindow w2(kShort, kLong, [&] {
+        calls++;
+        return preemptions;
+    });
+    const uint64_t t0 = 1'000'000'000, check = IdleWindow::kCheckNs;
+    w2.update(t0);
+    preemptions++;
+    w2.update(t0 + check - 1); // not looked at yet
+    EXPECT_EQ(kLong, w2.ns());
+    EXPECT_EQ(2, calls); // the baseline and t0
+    w2.update(t0 + check); // noticed at the next check
+    EXPECT_EQ(kShort, w2.ns());
+    EXPECT_EQ(3, calls);
 }
 
 TEST(IdleWindow, EqualWindowsNeverLookAtPreemptions) {
