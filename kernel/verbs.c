@@ -285,6 +285,27 @@ int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
 /* User contexts and mmap                                              */
 /* ------------------------------------------------------------------ */
 
+/* Insert a copy of @proto, @size bytes, into the context's mmap entries. */
+static struct rdma_user_mmap_entry *
+vrnic_mmap_insert(struct vrnic_ucontext *uc,
+		  const struct vrnic_mmap_entry *proto, size_t size, u64 *key)
+{
+	struct vrnic_mmap_entry *entry;
+	int err;
+
+	entry = kmemdup(proto, sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->dev = to_vdev(uc->ibuc.device);
+	err = rdma_user_mmap_entry_insert(&uc->ibuc, &entry->rdma_entry, size);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
 /*
  * Make @buf mappable by the context. On success the entry owns the buffer
  * (@buf is cleared) and frees it in mmap_free, once the object removed the
@@ -294,27 +315,15 @@ struct rdma_user_mmap_entry *
 vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
 		      u64 *key)
 {
-	struct vrnic_dev *dev = to_vdev(uc->ibuc.device);
-	struct vrnic_mmap_entry *entry;
-	int err;
+	struct vrnic_mmap_entry proto = { .type = VRNIC_MMAP_DMA, .buf = *buf };
+	struct rdma_user_mmap_entry *entry;
 
 	if (!virt_addr_valid(buf->va))
 		return ERR_PTR(-EINVAL);
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
-	if (!entry)
-		return ERR_PTR(-ENOMEM);
-	entry->dev = dev;
-	entry->type = VRNIC_MMAP_DMA;
-	entry->buf = *buf;
-	err = rdma_user_mmap_entry_insert(&uc->ibuc, &entry->rdma_entry,
-					  buf->size);
-	if (err) {
-		kfree(entry);
-		return ERR_PTR(err);
-	}
-	memset(buf, 0, sizeof(*buf));
-	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
-	return &entry->rdma_entry;
+	entry = vrnic_mmap_insert(uc, &proto, buf->size, key);
+	if (!IS_ERR(entry))
+		memset(buf, 0, sizeof(*buf));
+	return entry;
 }
 
 /* Make @size bytes of device memory at @phys mappable, uncached. */
@@ -322,22 +331,12 @@ static struct rdma_user_mmap_entry *
 vrnic_mmap_insert_io(struct vrnic_ucontext *uc, phys_addr_t phys, size_t size,
 		     u64 *key)
 {
-	struct vrnic_mmap_entry *entry;
-	int err;
+	struct vrnic_mmap_entry proto = {
+		.type = VRNIC_MMAP_IO_NC,
+		.io_addr = phys,
+	};
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
-	if (!entry)
-		return ERR_PTR(-ENOMEM);
-	entry->dev = to_vdev(uc->ibuc.device);
-	entry->type = VRNIC_MMAP_IO_NC;
-	entry->io_addr = phys;
-	err = rdma_user_mmap_entry_insert(&uc->ibuc, &entry->rdma_entry, size);
-	if (err) {
-		kfree(entry);
-		return ERR_PTR(err);
-	}
-	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
-	return &entry->rdma_entry;
+	return vrnic_mmap_insert(uc, &proto, size, key);
 }
 
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
