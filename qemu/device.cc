@@ -61,6 +61,7 @@ void Device::reset(uint32_t req) {
     d_.tx_stopped = d_.rx_stopped = false;
     d_.eth_loopback = false;
     d_.irq_pending = 0;
+    d_.kicker = {};
     vrnic_regs* r = d_.regs();
     store_relaxed(&r->cmdq_ci, 0u);
     store_relaxed(&r->aeq_pi, 0u);
@@ -131,9 +132,11 @@ void Device::latch_rings() {
 void Device::set_need_wakeup(bool on) {
     // A requester in an RNR wait must hear of new receives: RQ posts kick too.
     uint32_t bits = 0;
-    if (on)
+    if (on) {
+        d_.kicker = {}; // the next kick may come from anyone
         bits = VRNIC_DB_STATUS_NEED_WAKEUP |
                (engine_next_deadline(d_) != UINT64_MAX ? VRNIC_DB_STATUS_RQ_WAKEUP : 0);
+    }
     store_release(&d_.regs()->need_wakeup, bits);
     publish_page_status(d_);
     if (on)

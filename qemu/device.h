@@ -31,6 +31,11 @@ class Device {
     // blocking. On waking, clear it.
     void set_need_wakeup(bool on);
 
+    // A kick woke the device thread; kicker_reached() then says when a
+    // message has reached the context that kicked (DeviceState::Kicker).
+    void note_kick_wakeup() { d_.kicker = {true, nullptr, false}; }
+    bool kicker_reached() const { return d_.kicker.reached; }
+
     // When the next timed event is due (RNR retry, heartbeat), in d.now ns.
     uint64_t next_deadline() const;
 

@@ -30,8 +30,8 @@ struct GidEntry {
 struct Objects {
     explicit Objects(const DeviceParams& p)
         : uctxs(p.max_uctx()), pds(p.max_pd), mrs(p.max_mr), cqs(p.max_cq), qps(p.max_qp),
-          ahs(p.max_ah),
-          eqs(p.max_comp_eqs()), gids(p.gid_tbl_len), page_owner(p.db_page_count() + 1, nullptr) {
+          ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
+          page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
         kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
     }
@@ -44,10 +44,10 @@ struct Objects {
     HandleTable<Ah> ahs;
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;
-    std::vector<Uctx*> page_owner; // doorbell page -> user context
+    std::vector<Uctx*> page_owner;    // doorbell page -> user context
     std::vector<uint32_t> live_pages; // pages with an owner: each sleep and wake-up writes them
-    std::vector<Qp*> active_qps;   // QPs not in RESET: the engine polls these
-    std::vector<Cq*> dirty_cqs;    // CQs with an unfinished CQE batch
+    std::vector<Qp*> active_qps;      // QPs not in RESET: the engine polls these
+    std::vector<Cq*> dirty_cqs;       // CQs with an unfinished CQE batch
     Eq* kernel_eq_slots[VRNIC_DB_SLOTS_PER_PAGE] = {};
 };
 
@@ -81,6 +81,28 @@ struct DeviceState {
 
     std::unique_ptr<Objects> obj;
     uint64_t irq_pending = 0; // vectors to raise at the end of this pass
+
+    // A kick wakes the device thread on the host CPU of the kicking vCPU,
+    // which then cannot run until the thread sleeps again. The user context
+    // that posts first after the kick is taken as the kicker; once a
+    // message has been delivered to it, sleeping gives it its CPU back.
+    // Kernel QPs share one context on every vCPU: they name no kicker.
+    struct Kicker {
+        bool pending = false; // woken by a kick, kicker not yet seen
+        const Uctx* uctx = nullptr;
+        bool reached = false;
+    } kicker;
+    void note_poster(const Qp& qp) {
+        if (kicker.pending) {
+            kicker.pending = false;
+            if (qp.uctx->handle != VRNIC_UCTX_KERNEL)
+                kicker.uctx = qp.uctx;
+        }
+    }
+    void note_delivery(const Qp& resp) {
+        if (kicker.uctx && resp.uctx == kicker.uctx)
+            kicker.reached = true;
+    }
 
     void raise(uint32_t vector) {
         if (vector < 64)

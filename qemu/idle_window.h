@@ -9,7 +9,8 @@ namespace vrnic {
 
 // The long window (spin) unless this thread was preempted lately, i.e.
 // another thread (a vCPU) wanted its core; then the short one (idle) for a
-// back-off period that doubles while preemptions keep coming.
+// back-off period that doubles while preemptions keep coming. That period
+// is also when the thread hands a kicker its CPU back early (port.cc).
 class IdleWindow {
   public:
     // Counts the thread's involuntary context switches (ru_nivcsw).
@@ -19,12 +20,12 @@ class IdleWindow {
         : short_(short_ns), long_(long_ns), count_(std::move(count)), seen_(count_()) {}
 
     uint64_t ns() const { return now_short_ ? short_ : long_; }
+    // Another thread wanted this one's CPU lately.
+    bool contended() const { return now_short_; }
 
     // At each decision to sleep, with the time (ns). The count is a
     // system call (about 0.25 us): read it at most every kCheckNs.
     void update(uint64_t now) {
-        if (short_ == long_)
-            return;
         if (now - checked_ >= kCheckNs) {
             checked_ = now;
             const long c = count_();

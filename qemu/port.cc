@@ -24,10 +24,10 @@ long IdleWindow::thread_preemptions() {
 
 void PollStats::log(const char* why, uint64_t now) const {
     const double secs = double(now - since_ns) / 1e9;
-    LOG_INFO("poll loop (%s): %.2f s, %llu polls with work, %llu sleeps (%llu ended by a kick), "
-             "asleep %.1f%%",
+    LOG_INFO("poll loop (%s): %.2f s, %llu polls with work, %llu sleeps (%llu ended by a kick, "
+             "%llu entered at once for the kicker), asleep %.1f%%",
              why, secs, (unsigned long long)work_polls, (unsigned long long)sleeps,
-             (unsigned long long)kick_wakeups,
+             (unsigned long long)kick_wakeups, (unsigned long long)handbacks,
              secs > 0 ? 100.0 * double(sleep_ns) / double(now - since_ns) : 0.0);
 }
 
@@ -113,26 +113,32 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     st.since_ns = last_work;
     IdleWindow window(cfg_.idle_ns, cfg_.spin_ns);
     while (!stop.load(std::memory_order_relaxed)) {
+        uint64_t now;
         if (dev.poll_once()) {
             st.work_polls++;
-            last_work = monotonic_ns();
-            continue;
+            last_work = now = monotonic_ns();
+            // Woken on the kicker's CPU under contention: once it has its
+            // answer, sleep at once so that it can run and see it.
+            if (!dev.kicker_reached() || !window.contended())
+                continue;
+            st.handbacks++;
+        } else {
+            now = monotonic_ns();
+            // A plain load first: this runs on every idle poll.
+            if (stats_requested_.load(std::memory_order_relaxed) &&
+                stats_requested_.exchange(false, std::memory_order_relaxed)) {
+                st.log("SIGUSR2", now);
+                st = PollStats{};
+                st.since_ns = now;
+            }
+            if (now - last_work < window.ns()) {
+                __builtin_ia32_pause();
+                continue;
+            }
+            window.update(now);
+            if (now - last_work < window.ns())
+                continue; // contention is gone: keep polling
         }
-        const uint64_t now = monotonic_ns();
-        // A plain load first: this runs on every idle poll.
-        if (stats_requested_.load(std::memory_order_relaxed) &&
-            stats_requested_.exchange(false, std::memory_order_relaxed)) {
-            st.log("SIGUSR2", now);
-            st = PollStats{};
-            st.since_ns = now;
-        }
-        if (now - last_work < window.ns()) {
-            __builtin_ia32_pause();
-            continue;
-        }
-        window.update(now);
-        if (now - last_work < window.ns())
-            continue; // contention is gone: keep polling
         // Idle: announce the sleep, then rescan once (section 8).
         dev.set_need_wakeup(true);
         if (dev.poll_once()) {
@@ -162,8 +168,11 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         bool kicked = false, gone = false;
         for (int i = 0; i < n && !kicked; i++)
             kicked = evs[i].data.u32 >= kFirstKick;
-        if (kicked && dev.poll_once())
-            st.work_polls++;
+        if (kicked) {
+            dev.note_kick_wakeup();
+            if (dev.poll_once())
+                st.work_polls++;
+        }
         for (int i = 0; i < n; i++) {
             const uint32_t tag = evs[i].data.u32;
             if (tag >= kFirstKick) {

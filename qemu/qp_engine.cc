@@ -166,6 +166,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         return Outcome::consumed;
     }
     Delivery r = respond(d, qp, *resp, h, msg);
+    if (!r.rnr)
+        d.note_delivery(*resp);
     if (r.rnr) {
         const uint8_t limit = qp.attr.rnr_retry;
         if (!qp.rnr_waiting) {
@@ -210,6 +212,7 @@ bool process_sq(DeviceState& d, Qp& qp) {
         }
         if (pi == qp.sq_ci)
             break;
+        d.note_poster(qp);
         if (execute_send(d, qp, counted) == Outcome::rnr_wait)
             break;
         qp.sq_ci++;

@@ -21,6 +21,7 @@ TEST_F(IdleWindowTest, LongWhileNeverPreempted) {
     for (uint64_t t = 1; t < 10; t++) {
         w.update(t * kMax);
         EXPECT_EQ(kLong, w.ns()) << t;
+        EXPECT_FALSE(w.contended()) << t;
     }
 }
 
@@ -29,10 +30,12 @@ TEST_F(IdleWindowTest, ShortForTheBackoffAfterAPreemption) {
     preemptions++;
     w.update(t0);
     EXPECT_EQ(kShort, w.ns());
+    EXPECT_TRUE(w.contended());
     w.update(t0 + kMin - 1);
     EXPECT_EQ(kShort, w.ns());
     w.update(t0 + kMin);
     EXPECT_EQ(kLong, w.ns());
+    EXPECT_FALSE(w.contended());
 }
 
 TEST_F(IdleWindowTest, BackoffDoublesWhilePreemptionsKeepComingUpToItsCap) {
@@ -70,19 +73,22 @@ TEST_F(IdleWindowTest, CountsAtMostOncePerCheckPeriod) {
     preemptions++;
     w2.update(t0 + check - 1); // not looked at yet
     EXPECT_EQ(kLong, w2.ns());
-    EXPECT_EQ(2, calls); // the baseline and t0
+    EXPECT_EQ(2, calls);   // the baseline and t0
     w2.update(t0 + check); // noticed at the next check
     EXPECT_EQ(kShort, w2.ns());
     EXPECT_EQ(3, calls);
 }
 
-TEST(IdleWindow, EqualWindowsNeverLookAtPreemptions) {
-    int calls = 0;
-    IdleWindow w(kShort, kShort, [&calls] { return long(++calls); });
-    w.update(1);
-    w.update(2);
+TEST(IdleWindow, EqualWindowsStillTellContention) {
+    long preemptions = 0;
+    IdleWindow w(kShort, kShort, [&] { return preemptions; });
+    const uint64_t t0 = 1'000'000'000;
+    w.update(t0);
+    EXPECT_FALSE(w.contended());
+    preemptions++;
+    w.update(t0 + IdleWindow::kCheckNs);
     EXPECT_EQ(kShort, w.ns());
-    EXPECT_EQ(1, calls); // the baseline only
+    EXPECT_TRUE(w.contended());
 }
 
 TEST(IdleWindow, ThreadPreemptionsIsTheThreadsCount) {
