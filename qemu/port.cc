@@ -23,12 +23,15 @@ long IdleWindow::thread_preemptions() {
 }
 
 void PollStats::log(const char* why, uint64_t now) const {
-    const double secs = double(now - since_ns) / 1e9;
+    const uint64_t total = now - since_ns;
+    auto pct = [total](uint64_t ns) { return total ? 100.0 * double(ns) / double(total) : 0.0; };
     LOG_INFO("poll loop (%s): %.2f s, %llu polls with work, %llu sleeps (%llu ended by a kick, "
-             "%llu entered at once for the kicker), asleep %.1f%%",
-             why, secs, (unsigned long long)work_polls, (unsigned long long)sleeps,
-             (unsigned long long)kick_wakeups, (unsigned long long)handbacks,
-             secs > 0 ? 100.0 * double(sleep_ns) / double(now - since_ns) : 0.0);
+             "%llu entered at once for the kicker); working %.3f s (%.1f%%), polling idle %.3f s "
+             "(%.1f%%), asleep %.3f s (%.1f%%)",
+             why, double(total) / 1e9, (unsigned long long)work_polls, (unsigned long long)sleeps,
+             (unsigned long long)kick_wakeups, (unsigned long long)handbacks, double(work_ns) / 1e9,
+             pct(work_ns), double(total - work_ns - sleep_ns) / 1e9,
+             pct(total - work_ns - sleep_ns), double(sleep_ns) / 1e9, pct(sleep_ns));
 }
 
 std::unique_ptr<Port> Port::create(PortConfig cfg, std::string* err) {
@@ -112,18 +115,21 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     PollStats st;
     st.since_ns = last_work;
     IdleWindow window(cfg_.idle_ns, cfg_.spin_ns);
+    uint64_t mark = last_work; // the last clock reading: the next poll starts about then
     while (!stop.load(std::memory_order_relaxed)) {
         uint64_t now;
         if (dev.poll_once()) {
             st.work_polls++;
             last_work = now = monotonic_ns();
+            st.work_ns += now - mark;
+            mark = now;
             // Woken on the kicker's CPU under contention: once it has its
             // answer, sleep at once so that it can run and see it.
             if (!dev.kicker_reached() || !window.contended())
                 continue;
             st.handbacks++;
         } else {
-            now = monotonic_ns();
+            now = mark = monotonic_ns();
             // A plain load first: this runs on every idle poll.
             if (stats_requested_.load(std::memory_order_relaxed) &&
                 stats_requested_.exchange(false, std::memory_order_relaxed)) {
@@ -143,7 +149,8 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         dev.set_need_wakeup(true);
         if (dev.poll_once()) {
             dev.set_need_wakeup(false);
-            last_work = monotonic_ns();
+            last_work = mark = monotonic_ns();
+            st.work_ns += last_work - now;
             continue;
         }
         uint64_t deadline = dev.next_deadline();
@@ -170,8 +177,10 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
             kicked = evs[i].data.u32 >= kFirstKick;
         if (kicked) {
             dev.note_kick_wakeup();
-            if (dev.poll_once())
+            if (dev.poll_once()) {
                 st.work_polls++;
+                st.work_ns += monotonic_ns() - woke;
+            }
         }
         for (int i = 0; i < n; i++) {
             const uint32_t tag = evs[i].data.u32;
@@ -191,6 +200,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         }
         dev.set_need_wakeup(false);
         last_work = woke;
+        mark = monotonic_ns();
     }
     return true;
 }

@@ -41,6 +41,7 @@ struct PollStats {
     uint64_t sleeps = 0;       // idle windows that ended in epoll_pwait2()
     uint64_t kick_wakeups = 0; // ... woken by a guest kick (BAR0 Doorbell)
     uint64_t handbacks = 0;    // ... entered early: the kicker got its answer
+    uint64_t work_ns = 0;      // time in polls that found work
     uint64_t sleep_ns = 0;     // time in epoll_pwait2()
     uint64_t since_ns = 0;     // start of this period
     void log(const char* why, uint64_t now) const;
