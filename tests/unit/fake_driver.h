@@ -60,6 +60,17 @@ struct SendWr {
     std::vector<uint8_t> inline_data; // used with VRNIC_WQE_F_INLINE
 };
 
+// A signaled RDMA WRITE of len bytes from src at src_off to dst at dst_off.
+inline SendWr rdma_write(const MrInfo& src, uint64_t src_off, uint32_t len, const MrInfo& dst,
+                         uint64_t dst_off = 0) {
+    SendWr w;
+    w.opcode = VRNIC_WR_RDMA_WRITE;
+    w.remote_addr = dst.iova + dst_off;
+    w.rkey = dst.rkey;
+    w.sge = {{src.iova + src_off, len, src.lkey}};
+    return w;
+}
+
 class FakeDriver {
   public:
     static constexpr uint64_t kRamSize = 64ull << 20;

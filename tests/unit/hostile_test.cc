@@ -88,11 +88,7 @@ class HostileIdx : public RcPair {};
 TEST_F(HostileIdx, SqProducerOutOfRangeIsQpFatal) {
     uint64_t g;
     MrInfo m = buffer(4096, VRNIC_ACCESS_ALL, 1, &g);
-    SendWr w;
-    w.opcode = VRNIC_WR_RDMA_WRITE;
-    w.remote_addr = m.iova;
-    w.rkey = m.rkey;
-    w.sge = {{m.iova + 2048, 8, m.lkey}};
+    SendWr w = rdma_write(m, 2048, 8, m);
     drv.post_send(a, w);
     drv.run();
     ASSERT_EQ(1u, drv.poll_cq(a_cq).size());

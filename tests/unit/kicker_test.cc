@@ -29,12 +29,7 @@ class KickerPair : public ::testing::Test {
     }
     // An 8-byte RDMA WRITE from one side's buffer into the other's.
     void write(QpInfo& from, const MrInfo& src, const MrInfo& dst) {
-        SendWr w;
-        w.opcode = VRNIC_WR_RDMA_WRITE;
-        w.remote_addr = dst.iova;
-        w.rkey = dst.rkey;
-        w.sge = {{src.iova + 64, 8, src.lkey}};
-        drv.post_send(from, w);
+        drv.post_send(from, rdma_write(src, 64, 8, dst));
         drv.run();
     }
     void send(QpInfo& from, const MrInfo& src) {
@@ -100,11 +95,7 @@ class KickerKernel : public RcPair {};
 
 TEST_F(KickerKernel, KernelQpsAreNoKicker) {
     const MrInfo m = buffer(4096, VRNIC_ACCESS_ALL, 1);
-    SendWr w;
-    w.opcode = VRNIC_WR_RDMA_WRITE;
-    w.remote_addr = m.iova;
-    w.rkey = m.rkey;
-    w.sge = {sge(m, 64, 8)};
+    const SendWr w = rdma_write(m, 64, 8, m);
     drv.dev().note_kick_wakeup();
     drv.post_send(a, w);
     drv.run();
