@@ -166,8 +166,6 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         return Outcome::consumed;
     }
     Delivery r = respond(d, qp, *resp, h, msg);
-    if (!r.rnr)
-        d.note_delivery(*resp);
     if (r.rnr) {
         const uint8_t limit = qp.attr.rnr_retry;
         if (!qp.rnr_waiting) {
@@ -184,6 +182,7 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         qp.rnr_deadline = d.now() + rnr_timer_ns(resp->attr.min_rnr_timer);
         return Outcome::rnr_wait;
     }
+    d.note_delivery(*resp);
     qp.rnr_waiting = false;
     complete_send(d, qp, h, r.status, msg.len, r.vendor);
     return Outcome::consumed;
