@@ -50,7 +50,7 @@ static inline void *fu_watch_fatal(void *arg)
 	struct fu_worker *w = arg;
 	struct ibv_async_event ev;
 
-	while (!ibv_get_async_event(w->p.ctx, &ev)) {
+	while (!ibv_get_async_event(w->p.env.ctx, &ev)) {
 		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
 			w->fatal = 1;
 		ibv_ack_async_event(&ev);
@@ -67,7 +67,7 @@ static inline void *fu_churn_cq(void *arg)
 	struct ibv_cq *cq;
 
 	while (!w->fatal && !w->stop_churn) {
-		cq = ibv_create_cq(w->p.ctx, 16, NULL, NULL, 0);
+		cq = ibv_create_cq(w->p.env.ctx, 16, NULL, NULL, 0);
 		if (!cq)
 			break;
 		ibv_destroy_cq(cq);
@@ -103,11 +103,11 @@ static inline int fu_round(struct fu_worker *w, unsigned int seed)
 	struct ibv_wc wc;
 	int i;
 
-	su_fill(p->buf + slot, FU_CHUNK, seed);
+	su_fill(p->env.buf + slot, FU_CHUNK, seed);
 	if (su_post_recv(p->qp[1], seed, &r, 1) ||
 	    su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, seed, &s, 1,
 			 IBV_SEND_SIGNALED, su_addr(p, 524288 + slot),
-			 p->mr->rkey))
+			 p->env.mr->rkey))
 		return w->fatal ? 0 : FU_POST_FAILED;
 	s.length = 4096;
 	if (su_post_send(p->qp[0], IBV_WR_SEND, seed, &s, 1, IBV_SEND_SIGNALED,
@@ -121,8 +121,8 @@ static inline int fu_round(struct fu_worker *w, unsigned int seed)
 			return w->fatal ? 0 : FU_BAD_STATUS;
 		}
 	}
-	if (su_check(p->buf + 524288 + slot, FU_CHUNK, seed) != -1 ||
-	    su_check(p->buf + 786432 + slot, 4096, seed) != -1)
+	if (su_check(p->env.buf + 524288 + slot, FU_CHUNK, seed) != -1 ||
+	    su_check(p->env.buf + 786432 + slot, 4096, seed) != -1)
 		return FU_BAD_DATA;
 	return 1;
 }
@@ -167,7 +167,7 @@ static inline void fu_worker_run(int id, int ready_fd, int churn)
 		_exit(ret ? ret : FU_NO_FATAL);
 	if (churn)
 		pthread_join(ch, NULL);
-	if (ibv_alloc_pd(w.p.ctx))
+	if (ibv_alloc_pd(w.p.env.ctx))
 		_exit(FU_VERB_WORKS);
 	if (fu_expect_post_eio) {
 		struct ibv_sge s = su_sge(&w.p, 0, 64);

@@ -39,24 +39,24 @@ static int use_device(unsigned int seed, int close_them)
 	if (su_pair_open(&p, &o))
 		goto out;
 	for (i = 0; i < CQS; i++)
-		if (!(cq[i] = ibv_create_cq(p.ctx, 32, NULL, NULL, 0)))
+		if (!(cq[i] = ibv_create_cq(p.env.ctx, 32, NULL, NULL, 0)))
 			goto out;
 	for (i = 0; i < MRS; i++)
-		if (!(mr[i] = ibv_reg_mr(p.pd, p.buf + i * 4096, 4096,
+		if (!(mr[i] = ibv_reg_mr(p.env.pd, p.env.buf + i * 4096, 4096,
 					 IBV_ACCESS_LOCAL_WRITE)))
 			goto out;
 	for (i = 0; i < QPS; i++) {
-		qp[i] = su_create_qp(&p, p.pd, cq[i % CQS], cq[i % CQS]);
+		qp[i] = su_create_qp(&p, p.env.pd, cq[i % CQS], cq[i % CQS]);
 		if (!qp[i] || (i % 4 == 0 && su_to_init(&p, qp[i])))
 			goto out;
 	}
-	su_fill(p.buf, 65536, seed);
+	su_fill(p.env.buf, 65536, seed);
 	s = su_sge(&p, 0, 65536);
 	if (su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(&p, 524288), p.mr->rkey) ||
+			 IBV_SEND_SIGNALED, su_addr(&p, 524288), p.env.mr->rkey) ||
 	    su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS ||
-	    su_check(p.buf + 524288, 65536, seed) != -1)
+	    su_check(p.env.buf + 524288, 65536, seed) != -1)
 		goto out;
 	ret = 0;
 	if (!close_them)

@@ -145,10 +145,10 @@ TEST_F_TIMEOUT(reg, killed_in_reg_mr, 600)
 	buf = mmap(NULL, BIG, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, buf);
-	mr = ibv_reg_mr(p.pd, buf, BIG, IBV_ACCESS_LOCAL_WRITE |
+	mr = ibv_reg_mr(p.env.pd, buf, BIG, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(NULL, mr);
-	su_fill(p.buf, 65536, 99);
+	su_fill(p.env.buf, 65536, 99);
 	s = su_sge(&p, 0, 65536);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
 				  IBV_SEND_SIGNALED,

@@ -45,14 +45,14 @@ static int fresh_traffic(unsigned int seed)
 
 	if (su_pair_open(&p, NULL))
 		goto out;
-	su_fill(p.buf, 262144, seed);
+	su_fill(p.env.buf, 262144, seed);
 	s = su_sge(&p, 0, 262144);
 	if (su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(&p, 524288), p.mr->rkey))
+			 IBV_SEND_SIGNALED, su_addr(&p, 524288), p.env.mr->rkey))
 		goto out;
 	if (su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) == 1 &&
 	    wc.status == IBV_WC_SUCCESS &&
-	    su_check(p.buf + 524288, 262144, seed) == -1)
+	    su_check(p.env.buf + 524288, 262144, seed) == -1)
 		ret = 0;
 out:
 	su_pair_close(&p);

@@ -79,11 +79,11 @@ static void soaker(int id, int wfd)
 	for (res.iters = 0; res.iters < ITERS; res.iters++) {
 		seed = id * 100000 + res.iters * 4;
 		/* Fresh objects, bytes over them... */
-		pd = ibv_alloc_pd(p.ctx);
+		pd = ibv_alloc_pd(p.env.ctx);
 		CHILD_CHECK(pd);
 		mr = ibv_reg_mr(pd, buf, 4 * XFER, SU_MR_ALL);
 		CHILD_CHECK(mr);
-		cq = ibv_create_cq(p.ctx, 32, NULL, NULL, 0);
+		cq = ibv_create_cq(p.env.ctx, 32, NULL, NULL, 0);
 		CHILD_CHECK(cq);
 		qa = su_create_qp(&p, pd, cq, cq);
 		CHILD_CHECK(qa);
@@ -99,7 +99,7 @@ static void soaker(int id, int wfd)
 		src = su_sge(&p, 0, XFER);
 		rb = su_sge(&p, 3 * XFER, XFER);
 		CHILD_CHECK(!exchange(p.qp[0], p.qp[1], p.cq[0], p.cq[1], &src,
-				      p.buf + XFER, p.mr->rkey, &rb, seed + 1));
+				      p.env.buf + XFER, p.env.mr->rkey, &rb, seed + 1));
 		CHILD_CHECK(!ibv_destroy_qp(qa));
 		CHILD_CHECK(!ibv_destroy_qp(qb));
 		CHILD_CHECK(!ibv_destroy_cq(cq));

@@ -48,7 +48,7 @@ static int write_imm(struct su_pair *p, uint64_t wr_id, size_t src,
 			      (solicited ? IBV_SEND_SOLICITED : 0),
 		.imm_data = htonl(imm),
 		.wr.rdma = { .remote_addr = su_addr(p, dst),
-			     .rkey = p->mr->rkey },
+			     .rkey = p->env.mr->rkey },
 	};
 	struct ibv_send_wr *bad;
 
@@ -85,7 +85,7 @@ TEST_F(chan, solicited_only_write_with_imm)
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
 
 	/* Not solicited: the data lands, the CQE comes, no event. */
-	su_fill(p->buf, 8192, 1);
+	su_fill(p->env.buf, 8192, 1);
 	ASSERT_EQ(0, write_imm(p, 10, 0, 262144, 8192, 0x1111, 0));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
@@ -93,17 +93,17 @@ TEST_F(chan, solicited_only_write_with_imm)
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(htonl(0x1111), wc.imm_data);
 	EXPECT_EQ(8192, wc.byte_len);
-	EXPECT_EQ(-1, su_check(p->buf + 262144, 8192, 1));
+	EXPECT_EQ(-1, su_check(p->env.buf + 262144, 8192, 1));
 	EXPECT_EQ(NULL, cq_event(p->ch, 300));
 
 	/* Solicited: it wakes us. */
-	su_fill(p->buf + 8192, 4096, 2);
+	su_fill(p->env.buf + 8192, 4096, 2);
 	ASSERT_EQ(0, write_imm(p, 11, 8192, 300000, 4096, 0x2222, 1));
 	EXPECT_EQ(p->cq[1], cq_event(p->ch, SU_TIMEOUT_MS));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(2, wc.wr_id);
 	EXPECT_EQ(htonl(0x2222), wc.imm_data);
-	EXPECT_EQ(-1, su_check(p->buf + 300000, 4096, 2));
+	EXPECT_EQ(-1, su_check(p->env.buf + 300000, 4096, 2));
 	/* Nothing else: the requester's CQ was never armed. */
 	EXPECT_EQ(NULL, cq_event(p->ch, 200));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
@@ -120,12 +120,12 @@ TEST_F(chan, send_cqe_is_never_solicited)
 
 	/* The requester's CQ armed for solicited events only. */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 1));
-	su_fill(p->buf, 64, 3);
+	su_fill(p->env.buf, 64, 3);
 	ASSERT_EQ(0, su_post_recv(p->qp[1], 1, &r, 1));
 	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 2, &s, 1,
 				  IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 0, 0));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(-1, su_check(p->buf + 500000, 64, 3));
+	EXPECT_EQ(-1, su_check(p->env.buf + 500000, 64, 3));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 	EXPECT_EQ(NULL, cq_event(p->ch, 300));
@@ -164,12 +164,12 @@ TEST_F(chan, next_after_solicited_one_event_for_both)
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 0));
 	/* Not solicited, but NEXT was requested too. */
-	su_fill(p->buf, 4096, 4);
+	su_fill(p->env.buf, 4096, 4);
 	ASSERT_EQ(0, write_imm(p, 1, 0, 131072, 4096, 1, 0));
 	EXPECT_EQ(p->cq[1], cq_event(p->ch, SU_TIMEOUT_MS));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(40, wc.wr_id);
-	EXPECT_EQ(-1, su_check(p->buf + 131072, 4096, 4));
+	EXPECT_EQ(-1, su_check(p->env.buf + 131072, 4096, 4));
 	/* That event used up both requests: a solicited one now is silent. */
 	ASSERT_EQ(0, write_imm(p, 2, 0, 131072, 4096, 2, 1));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
@@ -239,7 +239,7 @@ TEST_F(chan, epoll_with_a_socket)
 
 	/* The channel alone: an armed CQ gets a receive completion. */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 0));
-	su_fill(p->buf, 2048, 5);
+	su_fill(p->env.buf, 2048, 5);
 	ASSERT_EQ(0, su_post_recv(p->qp[1], 1, &r, 1));
 	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 2, &s, 1, 0, 0, 0));
 	EXPECT_EQ(1, epoll_ready(ep, p->ch->fd, sv[0], SU_TIMEOUT_MS));
@@ -249,14 +249,14 @@ TEST_F(chan, epoll_with_a_socket)
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(2048, wc.byte_len);
-	EXPECT_EQ(-1, su_check(p->buf + 700000, 2048, 5));
+	EXPECT_EQ(-1, su_check(p->env.buf + 700000, 2048, 5));
 	/* Level-triggered and drained: quiet again. */
 	EXPECT_EQ(0, epoll_ready(ep, p->ch->fd, sv[0], 200));
 
 	/* Both CQs armed, both complete, and the socket: all three show. */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 0));
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 0));
-	su_fill(p->buf, 2048, 6);
+	su_fill(p->env.buf, 2048, 6);
 	ASSERT_EQ(0, su_post_recv(p->qp[1], 3, &r, 1));
 	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 4, &s, 1,
 				  IBV_SEND_SIGNALED, 0, 0));
@@ -282,7 +282,7 @@ TEST_F(chan, epoll_with_a_socket)
 	EXPECT_EQ('y', c);
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(3, wc.wr_id);
-	EXPECT_EQ(-1, su_check(p->buf + 700000, 2048, 6));
+	EXPECT_EQ(-1, su_check(p->env.buf + 700000, 2048, 6));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(4, wc.wr_id);
 	close(ep);
@@ -313,23 +313,23 @@ TEST(cq_overflow_raises_cq_err)
 
 	/* depth + 2 signaled WRITEs, never polled. */
 	for (i = 0; i < depth + 2; i++) {
-		su_fill(p.buf + i * 4096, 4096, 50 + i);
+		su_fill(p.env.buf + i * 4096, 4096, 50 + i);
 		s = su_sge(&p, i * 4096, 4096);
 		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 100 + i,
 					  &s, 1, IBV_SEND_SIGNALED,
 					  su_addr(&p, 524288 + i * 4096),
-					  p.mr->rkey));
+					  p.env.mr->rkey));
 	}
 
-	fcntl(p.ctx->async_fd, F_SETFL,
-	      fcntl(p.ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	fcntl(p.env.ctx->async_fd, F_SETFL,
+	      fcntl(p.env.ctx->async_fd, F_GETFL) | O_NONBLOCK);
 	for (end = su_now_ms() + SU_TIMEOUT_MS;
 	     !(cq_err && qp_fatal) && su_now_ms() < end;) {
-		struct pollfd pfd = { .fd = p.ctx->async_fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = p.env.ctx->async_fd, .events = POLLIN };
 
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		while (!ibv_get_async_event(p.ctx, &ev)) {
+		while (!ibv_get_async_event(p.env.ctx, &ev)) {
 			if (ev.event_type == IBV_EVENT_CQ_ERR &&
 			    ev.element.cq == p.cq[0])
 				cq_err++;
@@ -351,26 +351,26 @@ TEST(cq_overflow_raises_cq_err)
 		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(100 + i, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-		EXPECT_EQ(-1, su_check(p.buf + 524288 + i * 4096, 4096, 50 + i));
+		EXPECT_EQ(-1, su_check(p.env.buf + 524288 + i * 4096, 4096, 50 + i));
 	}
 	/* The CQ in error takes no more completions. */
 	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 300));
 
 	/* The context's other CQ still works, for new QPs. */
-	x[0] = su_create_qp(&p, p.pd, p.cq[1], p.cq[1]);
-	x[1] = su_create_qp(&p, p.pd, p.cq[1], p.cq[1]);
+	x[0] = su_create_qp(&p, p.env.pd, p.cq[1], p.cq[1]);
+	x[1] = su_create_qp(&p, p.env.pd, p.cq[1], p.cq[1]);
 	ASSERT_NE(NULL, x[0]);
 	ASSERT_NE(NULL, x[1]);
 	ASSERT_EQ(0, su_connect(&p, x[0], x[1]));
-	su_fill(p.buf, 65536, 99);
+	su_fill(p.env.buf, 65536, 99);
 	s = su_sge(&p, 0, 65536);
 	ASSERT_EQ(0, su_post_send(x[0], IBV_WR_RDMA_WRITE, 7, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 655360),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(7, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 655360, 65536, 99));
+	EXPECT_EQ(-1, su_check(p.env.buf + 655360, 65536, 99));
 	EXPECT_EQ(0, ibv_destroy_qp(x[0]));
 	EXPECT_EQ(0, ibv_destroy_qp(x[1]));
 	su_pair_close(&p);
@@ -389,8 +389,8 @@ TEST(errored_cq_takes_down_later_qps)
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	depth = p.cq[0]->cqe;
 	/* y[0] sends on the CQ that is about to break; y[1] on the other. */
-	y[0] = su_create_qp(&p, p.pd, p.cq[0], p.cq[1]);
-	y[1] = su_create_qp(&p, p.pd, p.cq[1], p.cq[1]);
+	y[0] = su_create_qp(&p, p.env.pd, p.cq[0], p.cq[1]);
+	y[1] = su_create_qp(&p, p.env.pd, p.cq[1], p.cq[1]);
 	ASSERT_NE(NULL, y[0]);
 	ASSERT_NE(NULL, y[1]);
 	ASSERT_EQ(0, su_connect(&p, y[0], y[1]));
@@ -400,9 +400,9 @@ TEST(errored_cq_takes_down_later_qps)
 	for (i = 0; i < depth + 1; i++) {
 		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
 					  IBV_SEND_SIGNALED, su_addr(&p, 4096),
-					  p.mr->rkey));
+					  p.env.mr->rkey));
 	}
-	ASSERT_TRUE(su_wait_async(p.ctx, IBV_EVENT_CQ_ERR, p.cq[0],
+	ASSERT_TRUE(su_wait_async(p.env.ctx, IBV_EVENT_CQ_ERR, p.cq[0],
 				  SU_TIMEOUT_MS));
 
 	/*
@@ -410,12 +410,12 @@ TEST(errored_cq_takes_down_later_qps)
 	 * it moves to ERR with QP_FATAL.
 	 */
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(y[0]));
-	su_fill(p.buf + 8192, 4096, 33);
+	su_fill(p.env.buf + 8192, 4096, 33);
 	s = su_sge(&p, 8192, 4096);
 	ASSERT_EQ(0, su_post_send(y[0], IBV_WR_RDMA_WRITE, 100, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 131072),
-				  p.mr->rkey));
-	EXPECT_TRUE(su_wait_async(p.ctx, IBV_EVENT_QP_FATAL, y[0],
+				  p.env.mr->rkey));
+	EXPECT_TRUE(su_wait_async(p.env.ctx, IBV_EVENT_QP_FATAL, y[0],
 				  SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(y[0]));
 	/* The broken CQ shows only what fitted before it broke. */

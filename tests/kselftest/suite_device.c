@@ -279,14 +279,14 @@ static int traffic_over_gid(struct __test_metadata *_metadata, int idx,
 	EXPECT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	if (err)
 		goto out;
-	p.gid = *gid;
-	p.gid_index = idx;
+	p.env.gid = *gid;
+	p.env.gid_index = idx;
 	err = su_connect(&p, p.qp[0], p.qp[1]);
 	EXPECT_EQ(0, err) TH_LOG("connect over GID %d: %s", idx, strerror(err));
 	if (err)
 		goto out;
 
-	su_fill(p.buf, 4096, seed);
+	su_fill(p.env.buf, 4096, seed);
 	r = su_sge(&p, 8192, 4096);
 	s = su_sge(&p, 0, 4096);
 	err = -1;
@@ -299,16 +299,16 @@ static int traffic_over_gid(struct __test_metadata *_metadata, int idx,
 	EXPECT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(4096, wc.byte_len);
-	EXPECT_EQ(-1, su_check(p.buf + 8192, 4096, seed));
+	EXPECT_EQ(-1, su_check(p.env.buf + 8192, 4096, seed));
 
-	su_fill(p.buf + 16384, 65536, seed + 1);
+	su_fill(p.env.buf + 16384, 65536, seed + 1);
 	s = su_sge(&p, 16384, 65536);
 	EXPECT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 131072),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	EXPECT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 131072, 65536, seed + 1));
+	EXPECT_EQ(-1, su_check(p.env.buf + 131072, 65536, seed + 1));
 	if (_metadata->passed)
 		err = 0;
 out:
@@ -362,8 +362,8 @@ TEST_F(gid, ipv4_gid_follows_address_and_carries_traffic)
 
 	/* An AV naming the now empty index is refused. */
 	ASSERT_EQ(0, su_pair_open(&p, &o));
-	p.gid = gid;
-	p.gid_index = idx;
+	p.env.gid = gid;
+	p.env.gid_index = idx;
 	EXPECT_EQ(0, su_to_init(&p, p.qp[0]));
 	EXPECT_NE(0, su_to_rtr(&p, p.qp[0], p.qp[1]->qp_num));
 	su_pair_close(&p);

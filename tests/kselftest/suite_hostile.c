@@ -148,7 +148,7 @@ static void garbage_child(int ready_fd, long ms)
 
 	CHILD_CHECK(su_pair_open(&p, NULL) == 0);
 	/* It works before we break it. */
-	su_fill(p.buf, 4096, 5);
+	su_fill(p.env.buf, 4096, 5);
 	s = su_sge(&p, 0, 4096);
 	r = su_sge(&p, 65536, 4096);
 	CHILD_CHECK(!su_post_recv(p.qp[1], 1, &r, 1));
@@ -156,7 +156,7 @@ static void garbage_child(int ready_fd, long ms)
 				  IBV_SEND_SIGNALED, 0, 0));
 	CHILD_CHECK(su_poll(p.cq[1], &wc, SU_TIMEOUT_MS) == 1);
 	CHILD_CHECK(wc.status == IBV_WC_SUCCESS);
-	CHILD_CHECK(su_check(p.buf + 65536, 4096, 5) == -1);
+	CHILD_CHECK(su_check(p.env.buf + 65536, 4096, 5) == -1);
 	CHILD_CHECK(su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) == 1);
 
 	n = uverbs_mappings(m, 64);
@@ -172,12 +172,12 @@ static void garbage_child(int ready_fd, long ms)
 		for (i = 0; i < n; i++)
 			scribble(&m[i], (round + i) % 5);
 		/* Wake the model to look, and post on the wreck. */
-		su_kick(p.ctx->cmd_fd);
+		su_kick(p.env.ctx->cmd_fd);
 		su_post_recv(p.qp[1], 3, &r, 1);
 		su_post_send(p.qp[0], IBV_WR_SEND, 4, &s, 1, IBV_SEND_SIGNALED,
 			     0, 0);
 		su_post_send(p.qp[1], IBV_WR_RDMA_WRITE, 5, &s, 1, 0,
-			     su_addr(&p, 131072), p.mr->rkey);
+			     su_addr(&p, 131072), p.env.mr->rkey);
 		ibv_req_notify_cq(p.cq[0], round & 1);
 		round++;
 		su_sleep_ms(5);
@@ -217,7 +217,7 @@ TEST(garbage_in_own_mappings)
 /* ------------------------------------------------------------------ */
 
 /* A fresh pair of raw QPs, connected to each other. */
-static int raw_pair(struct su_raw_env *a, struct su_raw *x, struct su_raw *y)
+static int raw_pair(struct su_env *a, struct su_raw *x, struct su_raw *y)
 {
 	return su_raw_create(x, a->ctx, a->pd, 16, 16, 2) ?:
 	       su_raw_create(y, a->ctx, a->pd, 16, 16, 2) ?:
@@ -238,13 +238,13 @@ static void crafted_child(int rfd, int wfd)
 	struct vrnic_send_wqe_hdr *w;
 	struct vrnic_sge *sge;
 	struct vrnic_cqe cqe;
-	struct su_raw_env a;
+	struct su_env a;
 	struct su_target t;
 	struct su_raw x, y;
 	uint32_t i;
 
 	CHILD_CHECK(read(rfd, &t, sizeof(t)) == sizeof(t));
-	CHILD_CHECK(!su_raw_env_open(&a, 1 << 20, 0x77));
+	CHILD_CHECK(!su_env_open(&a, 1 << 20, 0x77, SU_MR_ALL));
 
 	/* Our raw pair works with our own keys. */
 	CHILD_CHECK(!raw_pair(&a, &x, &y));
@@ -421,7 +421,7 @@ static void store_word(struct su_raw *r, uint32_t slot, uint32_t off,
 }
 
 /* A WRITE of 256 bytes of @seed from our offset 0 to @dst; its status. */
-static int raw_write(struct su_raw_env *a, struct su_raw *x, unsigned int seed,
+static int raw_write(struct su_env *a, struct su_raw *x, unsigned int seed,
 		     size_t dst)
 {
 	struct vrnic_cqe cqe;
@@ -438,12 +438,12 @@ TEST(stale_indices)
 {
 	struct su_verifier v;
 	struct vrnic_cqe cqe;
-	struct su_raw_env a;
+	struct su_env a;
 	struct su_raw x, y;
 	uint32_t depth, i;
 
 	ASSERT_EQ(0, su_verifier_start(&v));
-	ASSERT_EQ(0, su_raw_env_open(&a, 1 << 20, 0x77));
+	ASSERT_EQ(0, su_env_open(&a, 1 << 20, 0x77, SU_MR_ALL));
 
 	/* A replayed SQ producer index runs nothing twice. */
 	ASSERT_EQ(0, raw_pair(&a, &x, &y));
@@ -520,7 +520,7 @@ TEST(stale_indices)
 	su_raw_destroy(&x);
 	su_raw_destroy(&y);
 
-	su_raw_env_close(&a);
+	su_env_close(&a);
 	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
 }
 
@@ -599,7 +599,7 @@ static uint64_t edge_addr(struct edges *e, enum edge_buf b, long off)
 static uint32_t edge_key(struct edges *e, enum edge_buf b, int remote)
 {
 	struct ibv_mr *mr = b == B_WIN ? e->wmr :
-			    b == B_OTHER_PD ? e->omr : e->p.mr;
+			    b == B_OTHER_PD ? e->omr : e->p.env.mr;
 
 	return remote ? mr->rkey : mr->lkey;
 }
@@ -618,7 +618,7 @@ static int edges_reconnect(struct edges *e)
 			;
 	}
 	for (i = 0; i < 2; i++) {
-		e->p.qp[i] = su_create_qp(&e->p, e->p.pd, e->p.cq[i],
+		e->p.qp[i] = su_create_qp(&e->p, e->p.env.pd, e->p.cq[i],
 					  e->p.cq[i]);
 		if (!e->p.qp[i])
 			return -1;
@@ -628,7 +628,7 @@ static int edges_reconnect(struct edges *e)
 
 static void edges_fill(struct edges *e, unsigned int seed)
 {
-	su_fill(e->p.buf, 65536, seed);
+	su_fill(e->p.env.buf, 65536, seed);
 	su_fill(e->win, 3 * 4096, seed + 1);
 	su_fill(e->other, 4096, seed + 2);
 }
@@ -636,7 +636,7 @@ static void edges_fill(struct edges *e, unsigned int seed)
 /* Offset of the first changed byte in any of the buffers, or -1. */
 static long edges_changed(struct edges *e, unsigned int seed)
 {
-	long off = su_check(e->p.buf, 65536, seed);
+	long off = su_check(e->p.env.buf, 65536, seed);
 
 	if (off < 0)
 		off = su_check(e->win, 3 * 4096, seed + 1);
@@ -703,9 +703,9 @@ TEST(other_pds_range_edges_unaligned_atomics)
 	e.other = aligned_alloc(4096, 4096);
 	ASSERT_NE(NULL, e.win);
 	ASSERT_NE(NULL, e.other);
-	e.wmr = ibv_reg_mr(e.p.pd, e.win + WIN_OFF, 4096, SU_MR_ALL);
+	e.wmr = ibv_reg_mr(e.p.env.pd, e.win + WIN_OFF, 4096, SU_MR_ALL);
 	ASSERT_NE(NULL, e.wmr);
-	e.opd = ibv_alloc_pd(e.p.ctx);
+	e.opd = ibv_alloc_pd(e.p.env.ctx);
 	ASSERT_NE(NULL, e.opd);
 	e.omr = ibv_reg_mr(e.opd, e.other, 4096, SU_MR_ALL);
 	ASSERT_NE(NULL, e.omr);
@@ -741,7 +741,7 @@ TEST(other_pds_range_edges_unaligned_atomics)
 			/* FETCH_ADD: the old value back, the sum in place. */
 			memcpy(&now, e.win + WIN_OFF + 4088, 8);
 			EXPECT_EQ(old + 5, now);
-			EXPECT_EQ(0, memcmp(&old, e.p.buf, 8));
+			EXPECT_EQ(0, memcmp(&old, e.p.env.buf, 8));
 		}
 	}
 
@@ -793,13 +793,13 @@ TEST(mr_unmapped_while_device_writes)
 	ASSERT_NE(MAP_FAILED, mem);
 	memset(mem, 0, FREED_LEN);
 	pin0 = su_vmpin_kb(0);
-	mr = ibv_reg_mr(p.pd, mem, FREED_LEN, SU_MR_ALL);
+	mr = ibv_reg_mr(p.env.pd, mem, FREED_LEN, SU_MR_ALL);
 	ASSERT_NE(NULL, mr);
 	pin1 = su_vmpin_kb(0);
 	EXPECT_LE(pin0 + FREED_LEN / 1024, pin1);
 
 	/* Unmapped right behind the posts, while the WRITEs run. */
-	su_fill(p.buf, 128 << 10, 41);
+	su_fill(p.env.buf, 128 << 10, 41);
 	ASSERT_EQ(0, write_burst(&p, mr, 32, 100));
 	ASSERT_EQ(0, munmap(mem, FREED_LEN));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
@@ -811,21 +811,21 @@ TEST(mr_unmapped_while_device_writes)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	ASSERT_EQ(mem, again);
 	memset(again, 0x5a, FREED_LEN);
-	su_fill(p.buf, 128 << 10, 42);
+	su_fill(p.env.buf, 128 << 10, 42);
 	ASSERT_EQ(0, write_burst(&p, mr, 32, 200));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(-1, su_check_byte(again, FREED_LEN, 0x5a));
 
 	/* The pinned pages hold what the device wrote: READ them back. */
-	memset(p.buf + 262144, 0, 128 << 10);
+	memset(p.env.buf + 262144, 0, 128 << 10);
 	s = su_sge(&p, 262144, 128 << 10);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_READ, 300, &s, 1,
 				  IBV_SEND_SIGNALED,
 				  (uintptr_t)mr->addr + (31 << 17), mr->rkey));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 262144, 128 << 10, 42));
+	EXPECT_EQ(-1, su_check(p.env.buf + 262144, 128 << 10, 42));
 
 	/* Still pinned until deregistered, then released. */
 	EXPECT_LE(pin1, su_vmpin_kb(0));
@@ -847,9 +847,9 @@ static void exiting_writer(int delay_ms, int unmap_first)
 	mem = mmap(NULL, FREED_LEN, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHILD_CHECK(mem != MAP_FAILED);
-	mr = ibv_reg_mr(p.pd, mem, FREED_LEN, SU_MR_ALL);
+	mr = ibv_reg_mr(p.env.pd, mem, FREED_LEN, SU_MR_ALL);
 	CHILD_CHECK(mr);
-	su_fill(p.buf, 128 << 10, 7);
+	su_fill(p.env.buf, 128 << 10, 7);
 	CHILD_CHECK(!write_burst(&p, mr, 60, 1));
 	if (unmap_first)
 		CHILD_CHECK(!munmap(mem, FREED_LEN));

@@ -74,37 +74,37 @@ TEST(vmpin_follows_reg_and_dereg)
 	ASSERT_NE(MAP_FAILED, mem);
 
 	/* 2 MiB, page aligned: 512 pages. */
-	big = ibv_reg_mr(p.pd, mem, 2 << 20, SU_MR_ALL);
+	big = ibv_reg_mr(p.env.pd, mem, 2 << 20, SU_MR_ALL);
 	ASSERT_NE(NULL, big);
 	EXPECT_EQ(base + KB(512), su_vmpin_kb(0));
 
 	/* Two bytes across a page boundary pin both pages. */
-	odd = ibv_reg_mr(p.pd, mem + (3 << 20) - 1, 2, IBV_ACCESS_LOCAL_WRITE);
+	odd = ibv_reg_mr(p.env.pd, mem + (3 << 20) - 1, 2, IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(NULL, odd);
 	EXPECT_EQ(base + KB(514), su_vmpin_kb(0));
 
 	/* Two MRs on the same 16 pages are accounted twice. */
-	twice[0] = ibv_reg_mr(p.pd, mem + (3 << 20) + 8192, 65536,
+	twice[0] = ibv_reg_mr(p.env.pd, mem + (3 << 20) + 8192, 65536,
 			      IBV_ACCESS_LOCAL_WRITE);
-	twice[1] = ibv_reg_mr(p.pd, mem + (3 << 20) + 8192, 65536,
+	twice[1] = ibv_reg_mr(p.env.pd, mem + (3 << 20) + 8192, 65536,
 			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(NULL, twice[0]);
 	ASSERT_NE(NULL, twice[1]);
 	EXPECT_EQ(base + KB(514 + 32), su_vmpin_kb(0));
 
 	/* The pinned pages carry data: WRITE into big, READ back via twice. */
-	su_fill(p.buf, 65536, 5);
+	su_fill(p.env.buf, 65536, 5);
 	EXPECT_EQ(IBV_WC_SUCCESS,
-		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 65536, p.mr->lkey,
+		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf, 65536, p.env.mr->lkey,
 			  (uintptr_t)mem + 4096, big->rkey));
 	EXPECT_EQ(-1, su_check(mem + 4096, 65536, 5));
 	su_fill(mem + (3 << 20) + 8192, 65536, 6);
-	memset(p.buf + 65536, 0, 65536);
+	memset(p.env.buf + 65536, 0, 65536);
 	EXPECT_EQ(IBV_WC_SUCCESS,
-		  rdma_op(&p, IBV_WR_RDMA_READ, p.buf + 65536, 65536,
-			  p.mr->lkey, (uintptr_t)mem + (3 << 20) + 8192,
+		  rdma_op(&p, IBV_WR_RDMA_READ, p.env.buf + 65536, 65536,
+			  p.env.mr->lkey, (uintptr_t)mem + (3 << 20) + 8192,
 			  twice[1]->rkey));
-	EXPECT_EQ(-1, su_check(p.buf + 65536, 65536, 6));
+	EXPECT_EQ(-1, su_check(p.env.buf + 65536, 65536, 6));
 
 	/* Each dereg gives back exactly its pages. */
 	ASSERT_EQ(0, ibv_dereg_mr(twice[0]));
@@ -179,7 +179,7 @@ static void memlock_child(void)
 
 	/* Root with CAP_IPC_LOCK is not bound by the limit ... */
 	CHILD_CHECK(have_cap_ipc_lock() == 1);
-	a = ibv_reg_mr(p.pd, mem, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
+	a = ibv_reg_mr(p.env.pd, mem, 1 << 20, IBV_ACCESS_LOCAL_WRITE);
 	CHILD_CHECK(a);
 	CHILD_CHECK(su_vmpin_kb(0) == base + KB(256));
 	CHILD_CHECK(!ibv_dereg_mr(a));
@@ -189,13 +189,13 @@ static void memlock_child(void)
 	CHILD_CHECK(!drop_cap_ipc_lock());
 	CHILD_CHECK(have_cap_ipc_lock() == 0);
 
-	a = ibv_reg_mr(p.pd, mem, LIMIT_PAGES / 2 * 4096, SU_MR_ALL);
+	a = ibv_reg_mr(p.env.pd, mem, LIMIT_PAGES / 2 * 4096, SU_MR_ALL);
 	CHILD_CHECK(a);
 	CHILD_CHECK(!su_res_get(&r0));
 	CHILD_CHECK(su_vmpin_kb(0) == base + KB(LIMIT_PAGES / 2));
 	/* One page more than is left: refused, nothing pinned or created. */
 	errno = 0;
-	b = ibv_reg_mr(p.pd, mem + (1 << 20), (LIMIT_PAGES / 2 + 1) * 4096,
+	b = ibv_reg_mr(p.env.pd, mem + (1 << 20), (LIMIT_PAGES / 2 + 1) * 4096,
 		       IBV_ACCESS_LOCAL_WRITE);
 	CHILD_CHECK(!b);
 	CHILD_CHECK(errno == ENOMEM);
@@ -203,18 +203,18 @@ static void memlock_child(void)
 	CHILD_CHECK(!su_res_get(&r1));
 	CHILD_CHECK(su_res_equal(&r0, &r1));
 	/* Exactly what is left fits. */
-	b = ibv_reg_mr(p.pd, mem + (1 << 20), LIMIT_PAGES / 2 * 4096,
+	b = ibv_reg_mr(p.env.pd, mem + (1 << 20), LIMIT_PAGES / 2 * 4096,
 		       IBV_ACCESS_LOCAL_WRITE);
 	CHILD_CHECK(b);
 	CHILD_CHECK(su_vmpin_kb(0) == base + KB(LIMIT_PAGES));
 	/* Now even one page is too much. */
 	errno = 0;
-	c = ibv_reg_mr(p.pd, mem + (2 << 20), 1, IBV_ACCESS_LOCAL_WRITE);
+	c = ibv_reg_mr(p.env.pd, mem + (2 << 20), 1, IBV_ACCESS_LOCAL_WRITE);
 	CHILD_CHECK(!c && errno == ENOMEM);
 
 	/* The MR inside the limit works: bytes in and out. */
-	su_fill(p.buf, 32768, 9);
-	CHILD_CHECK(rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 32768, p.mr->lkey,
+	su_fill(p.env.buf, 32768, 9);
+	CHILD_CHECK(rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf, 32768, p.env.mr->lkey,
 			    (uintptr_t)mem + 4096, a->rkey) == IBV_WC_SUCCESS);
 	CHILD_CHECK(su_check(mem + 4096, 32768, 9) == -1);
 
@@ -222,7 +222,7 @@ static void memlock_child(void)
 	CHILD_CHECK(!ibv_dereg_mr(b));
 	CHILD_CHECK(!ibv_dereg_mr(a));
 	CHILD_CHECK(su_vmpin_kb(0) == base);
-	a = ibv_reg_mr(p.pd, mem, LIMIT_PAGES * 4096, IBV_ACCESS_LOCAL_WRITE);
+	a = ibv_reg_mr(p.env.pd, mem, LIMIT_PAGES * 4096, IBV_ACCESS_LOCAL_WRITE);
 	CHILD_CHECK(a);
 	CHILD_CHECK(!ibv_dereg_mr(a));
 	su_pair_close(&p);
@@ -337,9 +337,9 @@ FIXTURE_SETUP(access)
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	self->tbuf = aligned_alloc(4096, 65536);
 	ASSERT_NE(NULL, self->tbuf);
-	pd = self->p.pd;
+	pd = self->p.env.pd;
 	if (variant->other_pd) {
-		self->pd2 = ibv_alloc_pd(self->p.ctx);
+		self->pd2 = ibv_alloc_pd(self->p.env.ctx);
 		ASSERT_NE(NULL, self->pd2);
 		pd = self->pd2;
 	}
@@ -362,8 +362,8 @@ FIXTURE_TEARDOWN(access)
 TEST_F(access, enforced)
 {
 	struct su_pair *p = &self->p;
-	uint8_t *local = p->buf, *remote = p->buf + 262144;
-	uint32_t lkey = p->mr->lkey, rkey = p->mr->rkey;
+	uint8_t *local = p->env.buf, *remote = p->env.buf + 262144;
+	uint32_t lkey = p->env.mr->lkey, rkey = p->env.mr->rkey;
 	uint32_t len = variant->op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 16384;
 	int ok = variant->want == IBV_WC_SUCCESS, status;
 	uint64_t before;
@@ -417,7 +417,7 @@ TEST_F(access, enforced)
 	 */
 	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p->qp[0]));
 	if (variant->want == IBV_WC_REM_ACCESS_ERR) {
-		EXPECT_TRUE(su_wait_async(p->ctx, IBV_EVENT_QP_ACCESS_ERR,
+		EXPECT_TRUE(su_wait_async(p->env.ctx, IBV_EVENT_QP_ACCESS_ERR,
 					  p->qp[1], SU_TIMEOUT_MS));
 		EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p->qp[1]));
 	} else {
@@ -437,17 +437,17 @@ TEST_F(access, enforced)
 static int write_read_back(struct su_pair *p, uint64_t raddr, uint32_t rkey,
 			   uint8_t *where, uint32_t len, unsigned int seed)
 {
-	su_fill(p->buf, len, seed);
-	memset(p->buf + (512 << 10), 0, len);
-	if (rdma_op(p, IBV_WR_RDMA_WRITE, p->buf, len, p->mr->lkey, raddr,
+	su_fill(p->env.buf, len, seed);
+	memset(p->env.buf + (512 << 10), 0, len);
+	if (rdma_op(p, IBV_WR_RDMA_WRITE, p->env.buf, len, p->env.mr->lkey, raddr,
 		    rkey) != IBV_WC_SUCCESS)
 		return -1;
 	if (su_check(where, len, seed) != -1)
 		return -2;
-	if (rdma_op(p, IBV_WR_RDMA_READ, p->buf + (512 << 10), len, p->mr->lkey,
+	if (rdma_op(p, IBV_WR_RDMA_READ, p->env.buf + (512 << 10), len, p->env.mr->lkey,
 		    raddr, rkey) != IBV_WC_SUCCESS)
 		return -3;
-	if (su_check(p->buf + (512 << 10), len, seed) != -1)
+	if (su_check(p->env.buf + (512 << 10), len, seed) != -1)
 		return -4;
 	return 0;
 }
@@ -471,7 +471,7 @@ TEST(two_level_page_list)
 	ASSERT_NE(MAP_FAILED, mem);
 	madvise(mem, len, MADV_NOHUGEPAGE);
 	memset(mem, 0xee, len);
-	mr = ibv_reg_mr(p.pd, mem, len, SU_MR_ALL);
+	mr = ibv_reg_mr(p.env.pd, mem, len, SU_MR_ALL);
 	ASSERT_NE(NULL, mr);
 
 	/* 8 KiB starting 100 bytes before each page: always crosses one. */
@@ -563,7 +563,7 @@ TEST(huge_page_backed_mr)
 
 	/* Starting 12 KiB into a huge page, 20 MiB: crosses many. */
 	start = mem + 12288;
-	mr = ibv_reg_mr(p.pd, start, 20 << 20, SU_MR_ALL);
+	mr = ibv_reg_mr(p.env.pd, start, 20 << 20, SU_MR_ALL);
 	ASSERT_NE(NULL, mr);
 	TH_LOG("the driver maps it with %ld-byte pages", mr_page_size(mr->lkey));
 	for (i = 1; i < 10; i++) {
@@ -578,7 +578,7 @@ TEST(huge_page_backed_mr)
 				     mr->rkey, start + (20 << 20) - 5000, 5000,
 				     70));
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 5001, p.mr->lkey,
+		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf, 5001, p.env.mr->lkey,
 			  (uintptr_t)start + (20 << 20) - 5000, mr->rkey));
 	EXPECT_EQ(0xee, start[(20 << 20)]);
 	EXPECT_EQ(0xee, mem[12287]);
@@ -600,7 +600,7 @@ TEST(mr_with_an_iova)
 	mem = aligned_alloc(4096, 1 << 20);
 	ASSERT_NE(NULL, mem);
 	memset(mem, 0xee, 1 << 20);
-	mr = ibv_reg_mr_iova(p.pd, mem, 1 << 20, iova, SU_MR_ALL);
+	mr = ibv_reg_mr_iova(p.env.pd, mem, 1 << 20, iova, SU_MR_ALL);
 	ASSERT_NE(NULL, mr);
 
 	/* Remote addresses are IOVAs: iova + X is mem + X. */
@@ -608,7 +608,7 @@ TEST(mr_with_an_iova)
 				     50000, 80));
 	/* The process address is not in the MR's range. */
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR,
-		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.buf, 64, p.mr->lkey,
+		  rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf, 64, p.env.mr->lkey,
 			  (uintptr_t)mem + 4096, mr->rkey));
 	EXPECT_EQ(-1, su_check_byte(mem + 4096, 64, 0xee));
 	/* That error took the pair down; a new one for the next part. */
@@ -618,12 +618,12 @@ TEST(mr_with_an_iova)
 	/* Local SGEs use the IOVA too: a READ into iova + Y lands at mem + Y. */
 	err = su_pair_open(&p, NULL);
 	ASSERT_EQ(0, err);
-	mr = ibv_reg_mr_iova(p.pd, mem, 1 << 20, iova, SU_MR_ALL);
+	mr = ibv_reg_mr_iova(p.env.pd, mem, 1 << 20, iova, SU_MR_ALL);
 	ASSERT_NE(NULL, mr);
-	su_fill(p.buf + 4096, 30000, 81);
+	su_fill(p.env.buf + 4096, 30000, 81);
 	EXPECT_EQ(IBV_WC_SUCCESS,
 		  rdma_op(&p, IBV_WR_RDMA_READ, (void *)(uintptr_t)(iova + 200000),
-			  30000, mr->lkey, su_addr(&p, 4096), p.mr->rkey));
+			  30000, mr->lkey, su_addr(&p, 4096), p.env.mr->rkey));
 	EXPECT_EQ(-1, su_check(mem + 200000, 30000, 81));
 	EXPECT_EQ(-1, su_check_byte(mem + 230000, 1000, 0xee));
 	EXPECT_EQ(0, ibv_dereg_mr(mr));

@@ -98,11 +98,11 @@ TEST(max_sges)
 	ASSERT_NE(NULL, got);
 
 	/* SEND: max gather SGEs (one of length 0) into max scatter SGEs. */
-	su_fill(p.buf, 1 << 20, 1);
+	su_fill(p.env.buf, 1 << 20, 1);
 	stotal = make_sges(&p, s, max, 0, slens, 8, 13);
 	rtotal = make_sges(&p, r, max, 2 << 20, rlens, 7, 29);
 	ASSERT_LE(stotal, rtotal);
-	memset(p.buf + (2 << 20), 0, 1 << 20);
+	memset(p.env.buf + (2 << 20), 0, 1 << 20);
 	ASSERT_EQ(0, su_post_recv(p.qp[1], 1, r, max));
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 2, s, max,
 				  IBV_SEND_SIGNALED, 0, 0));
@@ -118,25 +118,25 @@ TEST(max_sges)
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 
 	/* RDMA WRITE: max gather SGEs to one contiguous remote range. */
-	su_fill(p.buf, 1 << 20, 2);
+	su_fill(p.env.buf, 1 << 20, 2);
 	len = make_sges(&p, s, max, 4096, slens + 1, 7, 100);
-	memset(p.buf + (3 << 20), 0, len + 64);
+	memset(p.env.buf + (3 << 20), 0, len + 64);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, s, max,
 				  IBV_SEND_SIGNALED, su_addr(&p, 3 << 20),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	gather(s, max, expect);
-	EXPECT_EQ(0, memcmp(expect, p.buf + (3 << 20), len));
-	EXPECT_EQ(-1, su_check_byte(p.buf + (3 << 20) + len, 64, 0));
+	EXPECT_EQ(0, memcmp(expect, p.env.buf + (3 << 20), len));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + (3 << 20) + len, 64, 0));
 
 	/* RDMA READ: one remote range scattered into max local SGEs. */
-	su_fill(p.buf + (3 << 20), 1 << 20, 3);
+	su_fill(p.env.buf + (3 << 20), 1 << 20, 3);
 	len = make_sges(&p, r, max, 2 << 20, rlens, 7, 7);
-	memset(p.buf + (2 << 20), 0, 1 << 20);
+	memset(p.env.buf + (2 << 20), 0, 1 << 20);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_READ, 4, r, max,
 				  IBV_SEND_SIGNALED, su_addr(&p, 3 << 20),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(len, wc.byte_len);
@@ -150,10 +150,10 @@ TEST(max_sges)
 
 	/* One SGE more than the device has: no such QP. */
 	p.o.send_sge = max + 1;
-	EXPECT_EQ(NULL, su_create_qp(&p, p.pd, p.cq[0], p.cq[0]));
+	EXPECT_EQ(NULL, su_create_qp(&p, p.env.pd, p.cq[0], p.cq[0]));
 	p.o.send_sge = 1;
 	p.o.recv_sge = max + 1;
-	EXPECT_EQ(NULL, su_create_qp(&p, p.pd, p.cq[0], p.cq[0]));
+	EXPECT_EQ(NULL, su_create_qp(&p, p.env.pd, p.cq[0], p.cq[0]));
 
 	free(expect);
 	free(got);
@@ -198,7 +198,7 @@ TEST(send_recv_wrap_thousands)
 			struct ibv_sge r = su_sge(&p, dst0 + (rposted % DST_SLOTS)
 						  * SLOT, SLOT);
 
-			memset(p.buf + dst0 + (rposted % DST_SLOTS) * SLOT, 0,
+			memset(p.env.buf + dst0 + (rposted % DST_SLOTS) * SLOT, 0,
 			       SLOT);
 			ASSERT_EQ(0, su_post_recv(p.qp[1], rposted, &r, 1));
 			rposted++;
@@ -209,7 +209,7 @@ TEST(send_recv_wrap_thousands)
 			struct ibv_sge s = su_sge(&p, off, msg_len(sent));
 			int sig = sent % 4 == 3 || sent == N_SENDS - 1;
 
-			su_fill(p.buf + off, msg_len(sent), sent);
+			su_fill(p.env.buf + off, msg_len(sent), sent);
 			ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, sent, &s,
 						  1, sig ? IBV_SEND_SIGNALED : 0,
 						  0, 0));
@@ -228,7 +228,7 @@ TEST(send_recv_wrap_thousands)
 		n = ibv_poll_cq(p.cq[1], 8, wc);
 		ASSERT_LE(0, n);
 		for (i = 0; i < n; i++) {
-			uint8_t *d = p.buf + dst0 + (rdone % DST_SLOTS) * SLOT;
+			uint8_t *d = p.env.buf + dst0 + (rdone % DST_SLOTS) * SLOT;
 
 			ASSERT_EQ(IBV_WC_SUCCESS, wc[i].status);
 			ASSERT_EQ(rdone, wc[i].wr_id);
@@ -279,12 +279,12 @@ TEST(unsignalled_writes_wrap_and_retire)
 			int sig = posted % 16 == 15 || posted == N_WRITES - 1;
 			uint32_t slot = posted % DST_SLOTS;
 
-			su_fill(p.buf + off, 1024, posted);
+			su_fill(p.env.buf + off, 1024, posted);
 			ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE,
 						  posted, &s, 1,
 						  sig ? IBV_SEND_SIGNALED : 0,
 						  su_addr(&p, dst0 + slot * 1024),
-						  p.mr->rkey));
+						  p.env.mr->rkey));
 			last[slot] = posted;
 			posted++;
 		}
@@ -303,7 +303,7 @@ TEST(unsignalled_writes_wrap_and_retire)
 		 * flight over 32 target slots its slot was not written since.
 		 */
 		ASSERT_EQ(wc.wr_id, last[wc.wr_id % DST_SLOTS]);
-		ASSERT_EQ(-1, su_check(p.buf + dst0 + (wc.wr_id % DST_SLOTS) *
+		ASSERT_EQ(-1, su_check(p.env.buf + dst0 + (wc.wr_id % DST_SLOTS) *
 				       1024, 1024, wc.wr_id));
 	}
 	EXPECT_EQ(N_WRITES, completed);
@@ -311,7 +311,7 @@ TEST(unsignalled_writes_wrap_and_retire)
 	for (i = 0; i < DST_SLOTS; i++) {
 		uint32_t w = last[i];
 
-		EXPECT_EQ(-1, su_check(p.buf + dst0 + i * 1024, 1024, w))
+		EXPECT_EQ(-1, su_check(p.env.buf + dst0 + i * 1024, 1024, w))
 			TH_LOG("slot %d, WQE %u", i, w);
 	}
 	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
@@ -329,17 +329,17 @@ TEST(sq_sig_all_signals_every_wqe)
 	err = su_pair_open(&p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	for (i = 0; i < 10; i++) {
-		su_fill(p.buf + i * 512, 512, 300 + i);
+		su_fill(p.env.buf + i * 512, 512, 300 + i);
 		s = su_sge(&p, i * 512, 512);
 		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
 					  0, su_addr(&p, 65536 + i * 512),
-					  p.mr->rkey));
+					  p.env.mr->rkey));
 	}
 	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(i, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-		EXPECT_EQ(-1, su_check(p.buf + 65536 + i * 512, 512, 300 + i));
+		EXPECT_EQ(-1, su_check(p.env.buf + 65536 + i * 512, 512, 300 + i));
 	}
 	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
 	su_pair_close(&p);
@@ -363,7 +363,7 @@ TEST(rnr_waits_for_a_receive)
 
 	err = su_pair_open(&p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
-	su_fill(p.buf, 3000, 7);
+	su_fill(p.env.buf, 3000, 7);
 	s = su_sge(&p, 0, 3000);
 	r = su_sge(&p, 65536, 4096);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1,
@@ -371,13 +371,13 @@ TEST(rnr_waits_for_a_receive)
 	/* rnr_retry 7 retries for ever: nothing happens meanwhile ... */
 	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 500));
 	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 10));
-	EXPECT_EQ(-1, su_check_byte(p.buf + 65536, 4096, 0));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 65536, 4096, 0));
 	/* ... and a receive lets the SEND through. */
 	ASSERT_EQ(0, su_post_recv(p.qp[1], 2, &r, 1));
 	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(3000, wc.byte_len);
-	EXPECT_EQ(-1, su_check(p.buf + 65536, 3000, 7));
+	EXPECT_EQ(-1, su_check(p.env.buf + 65536, 3000, 7));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(1, wc.wr_id);
@@ -395,14 +395,14 @@ TEST(rnr_retry_exceeded_then_flush)
 
 	err = su_pair_open(&p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
-	su_fill(p.buf, 3000, 8);
+	su_fill(p.env.buf, 3000, 8);
 	s = su_sge(&p, 0, 3000);
 	t0 = su_now_ms();
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1,
 				  IBV_SEND_SIGNALED, 0, 0));
 	/* Behind it: an unsignalled WRITE and a signalled SEND. */
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1, 0,
-				  su_addr(&p, 131072), p.mr->rkey));
+				  su_addr(&p, 131072), p.env.mr->rkey));
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 3, &s, 1,
 				  IBV_SEND_SIGNALED, 0, 0));
 
@@ -424,12 +424,12 @@ TEST(rnr_retry_exceeded_then_flush)
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p.qp[0]));
 	/* No byte moved; the responder is unharmed and got nothing. */
-	EXPECT_EQ(-1, su_check_byte(p.buf + 131072, 3000, 0));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 131072, 3000, 0));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
 	r = su_sge(&p, 65536, 4096);
 	ASSERT_EQ(0, su_post_recv(p.qp[1], 9, &r, 1));
 	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 300));
-	EXPECT_EQ(-1, su_check_byte(p.buf + 65536, 4096, 0));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 65536, 4096, 0));
 	su_pair_close(&p);
 }
 
@@ -450,7 +450,7 @@ TEST(error_flushes_the_rest)
 
 	err = su_pair_open(&p, NULL);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
-	su_fill(p.buf, 65536, 10);
+	su_fill(p.env.buf, 65536, 10);
 	s = su_sge(&p, 0, 4096);
 	bad = su_sge(&p, 4096, 4096);
 	bad.lkey ^= 0x3c00;
@@ -464,16 +464,16 @@ TEST(error_flushes_the_rest)
 
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 300000),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	/* Unsignalled, bad lkey: completes anyway, in error. */
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 2, &bad, 1, 0,
-				  su_addr(&p, 310000), p.mr->rkey));
+				  su_addr(&p, 310000), p.env.mr->rkey));
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 3, &s, 1, 0, 0, 0));
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 4, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 320000),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_READ, 5, &s, 1, 0,
-				  su_addr(&p, 330000), p.mr->rkey));
+				  su_addr(&p, 330000), p.env.mr->rkey));
 
 	while (sq < 5 || rq < 2) {
 		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS))
@@ -493,23 +493,23 @@ TEST(error_flushes_the_rest)
 	}
 	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p.qp[0]));
 	/* Only the first WRITE moved bytes. */
-	EXPECT_EQ(-1, su_check(p.buf + 300000, 4096, 10));
-	EXPECT_EQ(-1, su_check_byte(p.buf + 310000, 4096, 0));
-	EXPECT_EQ(-1, su_check_byte(p.buf + 320000, 4096, 0));
-	EXPECT_EQ(-1, su_check(p.buf, 4096, 10));
-	EXPECT_EQ(-1, su_check_byte(p.buf + 200000, 4096, 0));
+	EXPECT_EQ(-1, su_check(p.env.buf + 300000, 4096, 10));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 310000, 4096, 0));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 320000, 4096, 0));
+	EXPECT_EQ(-1, su_check(p.env.buf, 4096, 10));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 200000, 4096, 0));
 	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 200));
 
 	/* Posting to a QP in ERR: flushed straight away. */
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 6, &s, 1, 0,
-				  su_addr(&p, 340000), p.mr->rkey));
+				  su_addr(&p, 340000), p.env.mr->rkey));
 	ASSERT_EQ(0, su_post_recv(p.qp[0], 103, &r, 1));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 		EXPECT_TRUE(wc.wr_id == 6 || wc.wr_id == 103);
 	}
-	EXPECT_EQ(-1, su_check_byte(p.buf + 340000, 4096, 0));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 340000, 4096, 0));
 	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 100));
 	su_pair_close(&p);
 }
@@ -529,34 +529,34 @@ TEST(sqd_drains_then_resumes)
 
 	err = su_pair_open(&p, NULL);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
-	su_fill(p.buf, 65536, 90);
+	su_fill(p.env.buf, 65536, 90);
 	s = su_sge(&p, 0, 65536);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 262144),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	ASSERT_EQ(0, ibv_modify_qp(p.qp[0], &a,
 				   IBV_QP_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY));
-	EXPECT_TRUE(su_wait_async(p.ctx, IBV_EVENT_SQ_DRAINED, p.qp[0],
+	EXPECT_TRUE(su_wait_async(p.env.ctx, IBV_EVENT_SQ_DRAINED, p.qp[0],
 				  SU_TIMEOUT_MS));
 	/* What was posted before SQD is done. */
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 262144, 65536, 90));
+	EXPECT_EQ(-1, su_check(p.env.buf + 262144, 65536, 90));
 	EXPECT_EQ(IBV_QPS_SQD, su_qp_state(p.qp[0]));
 
 	/* Posted in SQD: held, no byte moves ... */
-	su_fill(p.buf + 65536, 65536, 91);
+	su_fill(p.env.buf + 65536, 65536, 91);
 	s = su_sge(&p, 65536, 65536);
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 10 + i,
 					  &s, 1, IBV_SEND_SIGNALED,
 					  su_addr(&p, 393216 + i * 65536),
-					  p.mr->rkey));
+					  p.env.mr->rkey));
 	}
 	EXPECT_EQ(0, su_poll(p.cq[0], &wc, 300));
 	for (i = 0; i < 3; i++)
-		EXPECT_EQ(-1, su_check_byte(p.buf + 393216 + i * 65536, 65536, 0));
+		EXPECT_EQ(-1, su_check_byte(p.env.buf + 393216 + i * 65536, 65536, 0));
 	/* The responder still works meanwhile (its RQ is not drained). */
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
 
@@ -567,7 +567,7 @@ TEST(sqd_drains_then_resumes)
 		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(10 + i, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-		EXPECT_EQ(-1, su_check(p.buf + 393216 + i * 65536, 65536, 91));
+		EXPECT_EQ(-1, su_check(p.env.buf + 393216 + i * 65536, 65536, 91));
 	}
 	su_pair_close(&p);
 }
@@ -623,8 +623,8 @@ TEST(inline_at_the_maximum)
 	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(max, wc.byte_len);
-	EXPECT_EQ(-1, su_check(p.buf + 65536, max, 95));
-	EXPECT_EQ(-1, su_check_byte(p.buf + 65536 + max, 4096 - max, 0));
+	EXPECT_EQ(-1, su_check(p.env.buf + 65536, max, 95));
+	EXPECT_EQ(-1, su_check_byte(p.env.buf + 65536 + max, 4096 - max, 0));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 
@@ -635,11 +635,11 @@ TEST(inline_at_the_maximum)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.wr.rdma.remote_addr = su_addr(&p, 131072);
-	wr.wr.rdma.rkey = p.mr->rkey;
+	wr.wr.rdma.rkey = p.env.mr->rkey;
 	ASSERT_EQ(0, ibv_post_send(p.qp[0], &wr, &bad));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 131072, max, 96));
+	EXPECT_EQ(-1, su_check(p.env.buf + 131072, max, 96));
 
 	/* One byte more is refused before it reaches the ring. */
 	s[0].length = max + 1;
@@ -741,7 +741,7 @@ FIXTURE_SETUP(errtab)
 	self->tbuf = aligned_alloc(4096, 65536);
 	ASSERT_NE(NULL, self->tbuf);
 	su_fill(self->tbuf, 65536, 2);
-	self->tmr = ibv_reg_mr(self->p.pd, self->tbuf, 32768, access);
+	self->tmr = ibv_reg_mr(self->p.env.pd, self->tbuf, 32768, access);
 	ASSERT_NE(NULL, self->tmr);
 }
 
@@ -757,7 +757,7 @@ FIXTURE_TEARDOWN(errtab)
 TEST_F(errtab, row)
 {
 	struct su_pair *p = &self->p;
-	uint8_t *remote = p->buf + 524288, *local = p->buf;
+	uint8_t *remote = p->env.buf + 524288, *local = p->env.buf;
 	struct ibv_sge s[2], r;
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = s, .num_sge = 1,
 				  .send_flags = IBV_SEND_SIGNALED };
@@ -769,7 +769,7 @@ TEST_F(errtab, row)
 	su_fill(remote, 65536, 2);
 	s[0] = su_sge(p, 0, 4096);
 	wr.wr.rdma.remote_addr = (uintptr_t)remote;
-	wr.wr.rdma.rkey = p->mr->rkey;
+	wr.wr.rdma.rkey = p->env.mr->rkey;
 
 	switch (variant->kind) {
 	case E_RECV_TOO_SHORT:
@@ -794,7 +794,7 @@ TEST_F(errtab, row)
 		s[0].length = 8;
 		wr.wr.atomic.remote_addr = (uintptr_t)remote +
 			(variant->kind == E_ATOMIC_MISALIGNED ? 4 : 0);
-		wr.wr.atomic.rkey = p->mr->rkey;
+		wr.wr.atomic.rkey = p->env.mr->rkey;
 		wr.wr.atomic.compare_add = 1;
 		break;
 	case E_READ_NO_RD_ATOMIC:
@@ -850,7 +850,7 @@ TEST_F(errtab, row)
 		EXPECT_EQ(0, st);
 	}
 	if (variant->resp_event) {
-		EXPECT_TRUE(su_wait_async(p->ctx, variant->resp_event,
+		EXPECT_TRUE(su_wait_async(p->env.ctx, variant->resp_event,
 					  p->qp[1], SU_TIMEOUT_MS));
 	}
 	EXPECT_EQ(variant->req == IBV_WC_SUCCESS ? IBV_QPS_RTS : IBV_QPS_ERR,

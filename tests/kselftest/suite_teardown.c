@@ -67,7 +67,7 @@ static void *traffic(void *arg)
 			} else if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, i, &s,
 						1, IBV_SEND_SIGNALED,
 						su_addr(p, 524288 + off),
-						p->mr->rkey)) {
+						p->env.mr->rkey)) {
 				break;
 			}
 			i++;
@@ -96,20 +96,20 @@ static void busy_child(int ready_fd)
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	CHILD_CHECK(b.bigmem != MAP_FAILED);
 	memset(b.bigmem, 0x5c, BIG_MR);
-	b.big = ibv_reg_mr(b.p.pd, b.bigmem, BIG_MR, SU_MR_ALL);
+	b.big = ibv_reg_mr(b.p.env.pd, b.bigmem, BIG_MR, SU_MR_ALL);
 	CHILD_CHECK(b.big);
 
 	/* Second context: many objects, a channel and events nobody acks. */
 	CHILD_CHECK(su_pair_open(&b.q, &oq) == 0);
 	for (i = 0; i < 8; i++) {
-		b.ecq[i] = ibv_create_cq(b.q.ctx, 32, NULL, b.q.ch, 0);
+		b.ecq[i] = ibv_create_cq(b.q.env.ctx, 32, NULL, b.q.ch, 0);
 		CHILD_CHECK(b.ecq[i]);
-		b.emr[i] = ibv_reg_mr(b.q.pd, b.q.buf + i * 65536, 65536,
+		b.emr[i] = ibv_reg_mr(b.q.env.pd, b.q.env.buf + i * 65536, 65536,
 				      IBV_ACCESS_LOCAL_WRITE);
 		CHILD_CHECK(b.emr[i]);
 	}
 	for (i = 0; i < 16; i++) {
-		b.extra[i] = su_create_qp(&b.q, b.q.pd, b.ecq[i % 8],
+		b.extra[i] = su_create_qp(&b.q, b.q.env.pd, b.ecq[i % 8],
 					  b.ecq[(i + 1) % 8]);
 		CHILD_CHECK(b.extra[i]);
 		CHILD_CHECK(!su_to_init(&b.q, b.extra[i]));
@@ -118,7 +118,7 @@ static void busy_child(int ready_fd)
 	s = su_sge(&b.q, 0, 64);
 	CHILD_CHECK(!su_post_send(b.q.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&b.q, 4096),
-				  b.q.mr->rkey));
+				  b.q.env.mr->rkey));
 	CHILD_CHECK(!ibv_req_notify_cq(b.q.cq[1], 0));
 	CHILD_CHECK(!pthread_create(&th[0], NULL, blocked_waiter, &b.q));
 	CHILD_CHECK(!pthread_create(&th[1], NULL, traffic, &b.p));
@@ -152,14 +152,14 @@ static int fresh_traffic(struct __test_metadata *_metadata, unsigned int seed)
 		su_pair_close(&p);
 		return -1;
 	}
-	su_fill(p.buf, 262144, seed);
+	su_fill(p.env.buf, 262144, seed);
 	s = su_sge(&p, 0, 262144);
 	EXPECT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 524288),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	EXPECT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 524288, 262144, seed));
+	EXPECT_EQ(-1, su_check(p.env.buf + 524288, 262144, seed));
 	su_pair_close(&p);
 	return _metadata->passed ? 0 : -1;
 }
@@ -266,10 +266,10 @@ static void peer_child(int rfd, int wfd)
 	int n, k;
 
 	CHILD_CHECK(su_pair_open(&p, &o) == 0);
-	su_fill(p.buf, 64 * 4096, 77);
+	su_fill(p.env.buf, 64 * 4096, 77);
 	mine.qpn = p.qp[0]->qp_num;
 	mine.addr = su_addr(&p, 0);
-	mine.rkey = p.mr->rkey;
+	mine.rkey = p.env.mr->rkey;
 	CHILD_CHECK(write(wfd, &mine, sizeof(mine)) == sizeof(mine));
 	CHILD_CHECK(read(rfd, &theirs, sizeof(theirs)) == sizeof(theirs));
 	CHILD_CHECK(!su_to_init(&p, p.qp[0]));
@@ -324,12 +324,12 @@ TEST(peer_process_dies_mid_traffic)
 	err = su_pair_open(&p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d", err);
 	/* x: our QP towards the peer, sharing cq[0]. */
-	x = su_create_qp(&p, p.pd, p.cq[0], p.cq[0]);
+	x = su_create_qp(&p, p.env.pd, p.cq[0], p.cq[0]);
 	ASSERT_NE(NULL, x);
 	ASSERT_EQ(sizeof(theirs), read(from, &theirs, sizeof(theirs)));
 	mine.qpn = x->qp_num;
 	mine.addr = su_addr(&p, PEER_AREA);
-	mine.rkey = p.mr->rkey;
+	mine.rkey = p.env.mr->rkey;
 	ASSERT_EQ(0, su_to_init(&p, x));
 	ASSERT_EQ(0, su_to_rtr(&p, x, theirs.qpn));
 	ASSERT_EQ(0, su_to_rts(&p, x));
@@ -356,7 +356,7 @@ TEST(peer_process_dies_mid_traffic)
 	EXPECT_EQ(PEER_RECVS, ok);
 	EXPECT_EQ(PEER_RECVS, done);
 	/* The peer's WRITEs arrive. */
-	EXPECT_EQ(-1, su_check(p.buf + PEER_AREA, 4096, 77));
+	EXPECT_EQ(-1, su_check(p.env.buf + PEER_AREA, 4096, 77));
 
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -387,23 +387,23 @@ TEST(peer_process_dies_mid_traffic)
 	/* After the peer's death nothing more lands in our memory. */
 	snap = malloc(64 * 4096);
 	ASSERT_NE(NULL, snap);
-	memcpy(snap, p.buf + PEER_AREA, 64 * 4096);
+	memcpy(snap, p.env.buf + PEER_AREA, 64 * 4096);
 	su_sleep_ms(500);
-	EXPECT_EQ(0, memcmp(snap, p.buf + PEER_AREA, 64 * 4096));
+	EXPECT_EQ(0, memcmp(snap, p.env.buf + PEER_AREA, 64 * 4096));
 	free(snap);
 
 	/* Our own pair is untouched. */
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
-	su_fill(p.buf + 65536, 65536, 42);
+	su_fill(p.env.buf + 65536, 65536, 42);
 	s = su_sge(&p, 65536, 65536);
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1000, &s, 1,
 				  IBV_SEND_SIGNALED, su_addr(&p, 262144),
-				  p.mr->rkey));
+				  p.env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(1000, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 262144, 65536, 42));
+	EXPECT_EQ(-1, su_check(p.env.buf + 262144, 65536, 42));
 	EXPECT_EQ(0, ibv_destroy_qp(x));
 	su_pair_close(&p);
 }
@@ -427,24 +427,24 @@ static int churn_once(unsigned int seed, int clean)
 
 	if (su_pair_open(&p, &o))
 		goto out;
-	su_fill(p.buf, 4096, seed);
+	su_fill(p.env.buf, 4096, seed);
 	s = su_sge(&p, 0, 4096);
 	r = su_sge(&p, 65536, 4096);
 	if (su_post_recv(p.qp[1], 1, &r, 1) ||
 	    su_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1, IBV_SEND_SIGNALED,
 			 0, 0) ||
 	    su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(&p, 131072), p.mr->rkey))
+			 IBV_SEND_SIGNALED, su_addr(&p, 131072), p.env.mr->rkey))
 		goto out;
 	if (su_poll(p.cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS ||
-	    su_check(p.buf + 65536, 4096, seed) != -1)
+	    su_check(p.env.buf + 65536, 4096, seed) != -1)
 		goto out;
 	if (su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS ||
 	    su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS ||
-	    su_check(p.buf + 131072, 4096, seed) != -1)
+	    su_check(p.env.buf + 131072, 4096, seed) != -1)
 		goto out;
 	ret = 0;
 	if (!clean)

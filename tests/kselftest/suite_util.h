@@ -230,19 +230,63 @@ struct su_opts {
 #define SU_MR_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-struct su_pair {
-	struct su_opts o;
+/*
+ * What QPs need around them: a context, a PD, one MR, a GID. su_pair has
+ * one; hand-built QPs (su_raw) use one of their own.
+ */
+struct su_env {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_mr *mr;
 	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+/*
+ * An MR with @access over @len bytes of @fill; 0, or the step that failed
+ * (1 to 5).
+ */
+static inline int su_env_open(struct su_env *e, size_t len, uint8_t fill,
+			      unsigned int access)
+{
+	memset(e, 0, sizeof(*e));
+	e->ctx = su_open();
+	if (!e->ctx)
+		return 1;
+	e->gid_index = su_pick_gid(e->ctx, &e->gid);
+	if (e->gid_index < 0)
+		return 2;
+	e->pd = ibv_alloc_pd(e->ctx);
+	if (!e->pd)
+		return 3;
+	e->buf = aligned_alloc(4096, len);
+	if (!e->buf)
+		return 4;
+	memset(e->buf, fill, len);
+	e->mr = ibv_reg_mr(e->pd, e->buf, len, access);
+	return e->mr ? 0 : 5;
+}
+
+static inline void su_env_close(struct su_env *e)
+{
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	free(e->buf);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+}
+
+struct su_pair {
+	struct su_opts o;
+	struct su_env env;
 	size_t size;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq[2];
 	struct ibv_qp *qp[2];
 	struct ibv_qp_cap cap;
-	union ibv_gid gid;
-	int gid_index;
 };
 
 static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
@@ -274,7 +318,7 @@ static inline struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 			IBV_QP_EX_WITH_RDMA_READ |
 			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-		qp = ibv_create_qp_ex(p->ctx, &a);
+		qp = ibv_create_qp_ex(p->env.ctx, &a);
 	} else {
 		qp = ibv_create_qp(pd, (struct ibv_qp_init_attr *)&a);
 	}
@@ -309,8 +353,8 @@ static inline int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 		.ah_attr = {
 			.is_global = 1,
 			.grh = {
-				.dgid = p->gid,
-				.sgid_index = p->gid_index,
+				.dgid = p->env.gid,
+				.sgid_index = p->env.gid_index,
 				.hop_limit = 64,
 			},
 			.port_num = 1,
@@ -351,7 +395,7 @@ static inline int su_connect(struct su_pair *p, struct ibv_qp *a,
 /* Returns 0, or the negative number of the step that failed. */
 static inline int su_pair_open(struct su_pair *p, const struct su_opts *o)
 {
-	int i;
+	int i, err;
 
 	memset(p, 0, sizeof(*p));
 	if (o)
@@ -379,35 +423,22 @@ static inline int su_pair_open(struct su_pair *p, const struct su_opts *o)
 	if (!p->o.min_rnr_timer)
 		p->o.min_rnr_timer = 12;
 
-	p->ctx = su_open();
-	if (!p->ctx)
-		return -1;
-	p->gid_index = su_pick_gid(p->ctx, &p->gid);
-	if (p->gid_index < 0)
-		return -2;
-	p->pd = ibv_alloc_pd(p->ctx);
-	if (!p->pd)
-		return -3;
 	p->size = p->o.buf_size;
-	p->buf = aligned_alloc(4096, p->size);
-	if (!p->buf)
-		return -4;
-	memset(p->buf, 0, p->size);
-	p->mr = ibv_reg_mr(p->pd, p->buf, p->size, p->o.mr_access);
-	if (!p->mr)
-		return -5;
+	err = su_env_open(&p->env, p->size, 0, p->o.mr_access);
+	if (err)
+		return -err;
 	if (p->o.channel) {
-		p->ch = ibv_create_comp_channel(p->ctx);
+		p->ch = ibv_create_comp_channel(p->env.ctx);
 		if (!p->ch)
 			return -6;
 	}
 	for (i = 0; i < 2; i++) {
-		p->cq[i] = ibv_create_cq(p->ctx, p->o.cqe, NULL, p->ch, 0);
+		p->cq[i] = ibv_create_cq(p->env.ctx, p->o.cqe, NULL, p->ch, 0);
 		if (!p->cq[i])
 			return -7;
 	}
 	for (i = 0; i < 2; i++) {
-		p->qp[i] = su_create_qp(p, p->pd, p->cq[i], p->cq[i]);
+		p->qp[i] = su_create_qp(p, p->env.pd, p->cq[i], p->cq[i]);
 		if (!p->qp[i])
 			return -8;
 	}
@@ -428,13 +459,7 @@ static inline void su_pair_close(struct su_pair *p)
 			ibv_destroy_cq(p->cq[i]);
 	if (p->ch)
 		ibv_destroy_comp_channel(p->ch);
-	if (p->mr)
-		ibv_dereg_mr(p->mr);
-	free(p->buf);
-	if (p->pd)
-		ibv_dealloc_pd(p->pd);
-	if (p->ctx)
-		ibv_close_device(p->ctx);
+	su_env_close(&p->env);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -442,16 +467,16 @@ static inline struct ibv_sge su_sge(struct su_pair *p, size_t off,
 				    uint32_t len)
 {
 	struct ibv_sge s = {
-		.addr = (uintptr_t)p->buf + off,
+		.addr = (uintptr_t)p->env.buf + off,
 		.length = len,
-		.lkey = p->mr->lkey,
+		.lkey = p->env.mr->lkey,
 	};
 	return s;
 }
 
 static inline uint64_t su_addr(struct su_pair *p, size_t off)
 {
-	return (uintptr_t)p->buf + off;
+	return (uintptr_t)p->env.buf + off;
 }
 
 static inline int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -900,48 +925,6 @@ static inline void su_raw_destroy(struct su_raw *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* What hand-built QPs need around them: a context, a PD, one MR, a GID. */
-struct su_raw_env {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_mr *mr;
-	uint8_t *buf;
-	union ibv_gid gid;
-	int gid_index;
-};
-
-/* An MR over @len bytes of @fill; 0, or the step that failed. */
-static inline int su_raw_env_open(struct su_raw_env *e, size_t len,
-				  uint8_t fill)
-{
-	memset(e, 0, sizeof(*e));
-	e->ctx = su_open();
-	if (!e->ctx)
-		return 1;
-	e->gid_index = su_pick_gid(e->ctx, &e->gid);
-	if (e->gid_index < 0)
-		return 2;
-	e->pd = ibv_alloc_pd(e->ctx);
-	if (!e->pd)
-		return 3;
-	e->buf = aligned_alloc(4096, len);
-	if (!e->buf)
-		return 4;
-	memset(e->buf, fill, len);
-	e->mr = ibv_reg_mr(e->pd, e->buf, len, SU_MR_ALL);
-	return e->mr ? 0 : 5;
-}
-
-static inline void su_raw_env_close(struct su_raw_env *e)
-{
-	if (e->mr)
-		ibv_dereg_mr(e->mr);
-	free(e->buf);
-	if (e->pd)
-		ibv_dealloc_pd(e->pd);
-	if (e->ctx)
-		ibv_close_device(e->ctx);
-}
 
 /* MODIFY_QP through the legacy write() command. */
 static inline int su_raw_modify(struct su_raw *r, int state, uint32_t dest_qpn,
@@ -1381,8 +1364,8 @@ static inline int su_verifier_round(struct su_pair *p, unsigned int round)
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
 
-	su_fill(p->buf, 8192, seed);
-	memset(p->buf + 65536, 0, 8192);
+	su_fill(p->env.buf, 8192, seed);
+	memset(p->env.buf + 65536, 0, 8192);
 	s = su_sge(p, 0, 8192);
 	r = su_sge(p, 65536, 8192);
 	if (su_post_recv(p->qp[1], seed, &r, 1) ||
@@ -1391,31 +1374,31 @@ static inline int su_verifier_round(struct su_pair *p, unsigned int round)
 		return 1;
 	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed ||
-	    wc.byte_len != 8192 || su_check(p->buf + 65536, 8192, seed) != -1)
+	    wc.byte_len != 8192 || su_check(p->env.buf + 65536, 8192, seed) != -1)
 		return 2;
 	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed)
 		return 3;
 
-	su_fill(p->buf + 131072, 65536, seed + 1);
+	su_fill(p->env.buf + 131072, 65536, seed + 1);
 	s = su_sge(p, 131072, 65536);
 	if (su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, seed + 1, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(p, 262144), p->mr->rkey))
+			 IBV_SEND_SIGNALED, su_addr(p, 262144), p->env.mr->rkey))
 		return 4;
 	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed + 1 ||
-	    su_check(p->buf + 262144, 65536, seed + 1) != -1)
+	    su_check(p->env.buf + 262144, 65536, seed + 1) != -1)
 		return 5;
 
-	su_fill(p->buf + 524288, 16384, seed + 2);
-	memset(p->buf + 589824, 0, 16384);
+	su_fill(p->env.buf + 524288, 16384, seed + 2);
+	memset(p->env.buf + 589824, 0, 16384);
 	s = su_sge(p, 589824, 16384);
 	if (su_post_send(p->qp[1], IBV_WR_RDMA_READ, seed + 2, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(p, 524288), p->mr->rkey))
+			 IBV_SEND_SIGNALED, su_addr(p, 524288), p->env.mr->rkey))
 		return 6;
 	if (su_poll(p->cq[1], &wc, SU_TIMEOUT_MS) != 1 ||
 	    wc.status != IBV_WC_SUCCESS || wc.wr_id != seed + 2 ||
-	    su_check(p->buf + 589824, 16384, seed + 2) != -1)
+	    su_check(p->env.buf + 589824, 16384, seed + 2) != -1)
 		return 7;
 	return 0;
 }
@@ -1448,7 +1431,7 @@ static inline void su_verifier_main(struct su_verifier_state *s,
 
 	err = su_pair_open(&p, NULL);
 	if (!err) {
-		su_fill(p.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN, SU_V_SEED);
+		su_fill(p.env.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN, SU_V_SEED);
 		err = su_verifier_round(&p, round++);
 	}
 	if (err) {
@@ -1458,12 +1441,12 @@ static inline void su_verifier_main(struct su_verifier_state *s,
 	}
 	s->t.buf = su_addr(&p, 0);
 	s->t.sentinel = su_addr(&p, SU_V_SENTINEL);
-	s->t.lkey = p.mr->lkey;
-	s->t.rkey = p.mr->rkey;
+	s->t.lkey = p.env.mr->lkey;
+	s->t.rkey = p.env.mr->rkey;
 	s->t.qpn[0] = p.qp[0]->qp_num;
 	s->t.qpn[1] = p.qp[1]->qp_num;
-	s->t.pd_handle = p.pd->handle;
-	s->t.mr_handle = p.mr->handle;
+	s->t.pd_handle = p.env.pd->handle;
+	s->t.mr_handle = p.env.mr->handle;
 	__atomic_store_n(&s->ready, 1, __ATOMIC_RELEASE);
 
 	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE) && !s->failed) {
@@ -1476,11 +1459,11 @@ static inline void su_verifier_main(struct su_verifier_state *s,
 		else
 			__atomic_add_fetch(&s->rounds, 1, __ATOMIC_RELEASE);
 	}
-	s->sentinel_bad = su_check(p.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN,
+	s->sentinel_bad = su_check(p.env.buf + SU_V_SENTINEL, SU_V_SENTINEL_LEN,
 				   SU_V_SEED);
 	s->qp_state[0] = su_qp_state(p.qp[0]);
 	s->qp_state[1] = su_qp_state(p.qp[1]);
-	s->db_status = su_db_status(p.ctx);
+	s->db_status = su_db_status(p.env.ctx);
 	s->stray = ibv_poll_cq(p.cq[0], 1, &wc) + ibv_poll_cq(p.cq[1], 1, &wc);
 	s->last_round = s->failed ? -1 : su_verifier_round(&p, round++);
 	su_pair_close(&p);

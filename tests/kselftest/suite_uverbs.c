@@ -248,7 +248,7 @@ TEST_F(vctx, ns_layout_per_context)
 /* ------------------------------------------------------------------ */
 
 FIXTURE(raw2) {
-	struct su_raw_env e;
+	struct su_env e;
 	struct su_raw a, b;
 };
 
@@ -256,9 +256,9 @@ FIXTURE(raw2) {
 
 FIXTURE_SETUP(raw2)
 {
-	struct su_raw_env *e = &self->e;
+	struct su_env *e = &self->e;
 
-	ASSERT_EQ(0, su_raw_env_open(e, RAW_BUF, 0));
+	ASSERT_EQ(0, su_env_open(e, RAW_BUF, 0, SU_MR_ALL));
 	ASSERT_EQ(0, su_raw_create(&self->a, e->ctx, e->pd, 64, 64, 1));
 	ASSERT_EQ(0, su_raw_create(&self->b, e->ctx, e->pd, 64, 64, 1));
 	ASSERT_EQ(0, su_raw_connect(&self->a, self->b.qpn, &e->gid,
@@ -271,7 +271,7 @@ FIXTURE_TEARDOWN(raw2)
 {
 	su_raw_destroy(&self->a);
 	su_raw_destroy(&self->b);
-	su_raw_env_close(&self->e);
+	su_env_close(&self->e);
 }
 
 /* Wait up to 2 s for the model to announce it sleeps. */
@@ -709,12 +709,12 @@ TEST(handles_and_keys_are_per_process)
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	/* Push our interesting handles above the child's first ones. */
 	for (i = 0; i < 6; i++) {
-		pads[i] = ibv_alloc_pd(p.ctx);
+		pads[i] = ibv_alloc_pd(p.env.ctx);
 		ASSERT_NE(NULL, pads[i]);
 	}
-	ASSERT_EQ(0, su_raw_create(&raw, p.ctx, p.pd, 16, 16, 1));
+	ASSERT_EQ(0, su_raw_create(&raw, p.env.ctx, p.env.pd, 16, 16, 1));
 	f.pd = pads[5]->handle;
-	f.mr = p.mr->handle;
+	f.mr = p.env.mr->handle;
 	f.cq = p.cq[1]->handle;
 	f.qp[0] = p.qp[0]->handle;
 	f.qp[1] = p.qp[1]->handle;
@@ -723,7 +723,7 @@ TEST(handles_and_keys_are_per_process)
 	cc.cmd.response = (uintptr_t)&ccr;
 	cc.cmd.cqe = 16;
 	cc.cmd.comp_channel = -1;
-	ASSERT_EQ(0, su_uverbs_write(p.ctx->cmd_fd, IB_USER_VERBS_CMD_CREATE_CQ,
+	ASSERT_EQ(0, su_uverbs_write(p.env.ctx->cmd_fd, IB_USER_VERBS_CMD_CREATE_CQ,
 				     &cc, sizeof(cc), sizeof(ccr)));
 	f.ring_key = ccr.drv.ring_mmap_key;
 	f.ring_size = ccr.drv.ring_size;
@@ -737,7 +737,7 @@ TEST(handles_and_keys_are_per_process)
 	/* Everything of ours is intact: QPs in RTS, bytes flow. */
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
-	su_fill(p.buf, 8192, 77);
+	su_fill(p.env.buf, 8192, 77);
 	s = su_sge(&p, 0, 8192);
 	r = su_sge(&p, 65536, 8192);
 	ASSERT_EQ(0, su_post_recv(p.qp[1], 1, &r, 1));
@@ -745,16 +745,16 @@ TEST(handles_and_keys_are_per_process)
 				  IBV_SEND_SIGNALED, 0, 0));
 	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.buf + 65536, 8192, 77));
+	EXPECT_EQ(-1, su_check(p.env.buf + 65536, 8192, 77));
 	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	/* Our CQ ring key still maps for us. */
-	m = mmap(NULL, f.ring_size, PROT_READ, MAP_SHARED, p.ctx->cmd_fd,
+	m = mmap(NULL, f.ring_size, PROT_READ, MAP_SHARED, p.env.ctx->cmd_fd,
 		 f.ring_key);
 	EXPECT_NE(MAP_FAILED, m);
 	if (m != MAP_FAILED)
 		munmap(m, f.ring_size);
-	EXPECT_EQ(0, cmd_destroy_cq(p.ctx->cmd_fd, f.raw_cq));
+	EXPECT_EQ(0, cmd_destroy_cq(p.env.ctx->cmd_fd, f.raw_cq));
 	su_raw_destroy(&raw);
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, ibv_dealloc_pd(pads[i]));

@@ -81,7 +81,7 @@ static struct ibv_qp *create_qp(struct su_pair *p, int i,
 	p->o.inline_data = o->inline_data;
 	p->o.qp_ex = o->qp_ex;
 	p->o.sig_all = o->sig_all;
-	return su_create_qp(p, p->pd, p->cq[i], p->cq[i]);
+	return su_create_qp(p, p->env.pd, p->cq[i], p->cq[i]);
 }
 
 static int to_rts(struct su_pair *p, struct ibv_qp *qp, uint32_t dest)
@@ -166,12 +166,12 @@ TEST_F(pair, device_and_port)
 	struct ibv_device_attr_ex attr;
 	struct ibv_port_attr pa;
 
-	ASSERT_EQ(0, ibv_query_device_ex(self->p.ctx, NULL, &attr));
+	ASSERT_EQ(0, ibv_query_device_ex(self->p.env.ctx, NULL, &attr));
 	EXPECT_LE(1, attr.orig_attr.max_sge);
 	EXPECT_LE(1, attr.orig_attr.max_qp_wr);
 	EXPECT_EQ(IBV_ATOMIC_HCA, attr.orig_attr.atomic_cap);
 	EXPECT_NE(0, attr.orig_attr.fw_ver[0]);
-	ASSERT_EQ(0, ibv_query_port(self->p.ctx, 1, &pa));
+	ASSERT_EQ(0, ibv_query_port(self->p.env.ctx, 1, &pa));
 	EXPECT_EQ(IBV_PORT_ACTIVE, pa.state);
 	EXPECT_EQ(IBV_LINK_LAYER_ETHERNET, pa.link_layer);
 	/* The kernel reports what the strides really hold. */
@@ -196,10 +196,10 @@ TEST_F(pair, send_with_imm_two_sges)
 	struct ibv_wc wc;
 	uint8_t expect[4000];
 
-	fill(p->buf + A_OFF, 1000, 1);
-	fill(p->buf + A_OFF + 4096, 3000, 2);
-	memcpy(expect, p->buf + A_OFF, 1000);
-	memcpy(expect + 1000, p->buf + A_OFF + 4096, 3000);
+	fill(p->env.buf + A_OFF, 1000, 1);
+	fill(p->env.buf + A_OFF + 4096, 3000, 2);
+	memcpy(expect, p->env.buf + A_OFF, 1000);
+	memcpy(expect + 1000, p->env.buf + A_OFF + 4096, 3000);
 	ASSERT_EQ(0, ibv_post_recv(p->qp[1], &rwr, &rbad));
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
 
@@ -218,8 +218,8 @@ TEST_F(pair, send_with_imm_two_sges)
 	EXPECT_EQ(htonl(0x12345678), wc.imm_data);
 	EXPECT_EQ(p->qp[1]->qp_num, wc.qp_num);
 	EXPECT_EQ(p->qp[0]->qp_num, wc.src_qp);
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF, expect, 2000));
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF + 8192, expect + 2000, 2000));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, expect, 2000));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF + 8192, expect + 2000, 2000));
 }
 
 TEST_F(pair, rdma_write_and_write_with_imm)
@@ -231,18 +231,18 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(77),
 		.wr.rdma = { .remote_addr = su_addr(p, B_OFF + 4096),
-			     .rkey = p->mr->rkey },
+			     .rkey = p->env.mr->rkey },
 	};
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 
-	fill(p->buf + A_OFF, 65536, 3);
+	fill(p->env.buf + A_OFF, 65536, 3);
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 0, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF, p->buf + A_OFF, 65536));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, p->env.buf + A_OFF, 65536));
 
 	/* WRITE_WITH_IMM consumes a receive WQE without using its SGEs. */
 	ASSERT_EQ(0, post_recv(p, 1, 5, B_OFF + 200000, 16));
@@ -256,7 +256,7 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 	EXPECT_EQ(65536, wc.byte_len);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_IMM);
 	EXPECT_EQ(htonl(77), wc.imm_data);
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF + 4096, p->buf + A_OFF, 65536));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF + 4096, p->env.buf + A_OFF, 65536));
 }
 
 TEST_F(pair, rdma_read)
@@ -265,28 +265,28 @@ TEST_F(pair, rdma_read)
 	struct ibv_sge s = su_sge(p, A_OFF, 100000);
 	struct ibv_wc wc;
 
-	fill(p->buf + B_OFF, 100000, 4);
+	fill(p->env.buf + B_OFF, 100000, 4);
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_READ, 3, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
 	EXPECT_EQ(100000, wc.byte_len);
-	EXPECT_EQ(0, memcmp(p->buf + A_OFF, p->buf + B_OFF, 100000));
+	EXPECT_EQ(0, memcmp(p->env.buf + A_OFF, p->env.buf + B_OFF, 100000));
 }
 
 TEST_F(pair, atomics)
 {
 	struct su_pair *p = &self->p;
-	uint64_t *target = (uint64_t *)(p->buf + B_OFF + 64);
-	uint64_t *result = (uint64_t *)(p->buf + A_OFF + 64);
+	uint64_t *target = (uint64_t *)(p->env.buf + B_OFF + 64);
+	uint64_t *result = (uint64_t *)(p->env.buf + A_OFF + 64);
 	struct ibv_sge s = su_sge(p, A_OFF + 64, 8);
 	struct ibv_send_wr wr = {
 		.wr_id = 1, .sg_list = &s, .num_sge = 1,
 		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
 		.send_flags = IBV_SEND_SIGNALED,
 		.wr.atomic = { .remote_addr = su_addr(p, B_OFF + 64),
-			       .compare_add = 5, .rkey = p->mr->rkey },
+			       .compare_add = 5, .rkey = p->env.mr->rkey },
 	};
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
@@ -340,7 +340,7 @@ TEST_F(pair, inline_send_copies_at_post_time)
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(120, wc.byte_len);
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF, sent, 120));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, sent, 120));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
@@ -357,7 +357,7 @@ TEST_F(pair, bad_requests_fail_synchronously)
 	struct ibv_send_wr wr1 = {
 		.wr_id = 1, .next = &wr2, .sg_list = &s, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { .remote_addr = su_addr(p, B_OFF), .rkey = p->mr->rkey },
+		.wr.rdma = { .remote_addr = su_addr(p, B_OFF), .rkey = p->env.mr->rkey },
 	};
 	struct ibv_recv_wr rwr = { .wr_id = 3, .sg_list = many, .num_sge = 64 };
 	struct ibv_send_wr *bad = NULL;
@@ -450,10 +450,10 @@ TEST_F(pair, remote_access_error_completes_in_error)
 
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 11, &s, 1,
 			       IBV_SEND_SIGNALED, su_addr(p, B_OFF),
-			       p->mr->rkey ^ 0x5a5a00));
+			       p->env.mr->rkey ^ 0x5a5a00));
 	/* Posted after the failing one: flushed. */
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 12, &s, 1, 0,
-			       su_addr(p, B_OFF), p->mr->rkey));
+			       su_addr(p, B_OFF), p->env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(11, wc.wr_id);
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
@@ -464,14 +464,14 @@ TEST_F(pair, remote_access_error_completes_in_error)
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
 
 	/* The responder's QP went to ERR with an access-error event. */
-	fcntl(p->ctx->async_fd, F_SETFL,
-	      fcntl(p->ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	pfd.fd = p->ctx->async_fd;
+	fcntl(p->env.ctx->async_fd, F_SETFL,
+	      fcntl(p->env.ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	pfd.fd = p->env.ctx->async_fd;
 	pfd.events = POLLIN;
 	for (long end = su_now_ms() + TIMEOUT_MS; !got && su_now_ms() < end;) {
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
-		while (!ibv_get_async_event(p->ctx, &ev)) {
+		while (!ibv_get_async_event(p->env.ctx, &ev)) {
 			if (ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
 			    ev.element.qp == p->qp[1])
 				got = 1;
@@ -517,14 +517,14 @@ TEST_F(pair, query_modify_reset_and_reconnect)
 
 	/* Back to RTS and working, with the old CQEs gone. */
 	ASSERT_EQ(0, su_connect(p, p->qp[0], p->qp[1]));
-	fill(p->buf + A_OFF, 32, 9);
+	fill(p->env.buf + A_OFF, 32, 9);
 	ASSERT_EQ(0, post_recv(p, 1, 23, B_OFF, 32));
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 24, &s, 1, IBV_SEND_SIGNALED,
 			       0, 0));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(23, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(0, memcmp(p->buf + A_OFF, p->buf + B_OFF, 32));
+	EXPECT_EQ(0, memcmp(p->env.buf + A_OFF, p->env.buf + B_OFF, 32));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(24, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
@@ -541,7 +541,7 @@ TEST_F(pair, resize_cq)
 	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, i, &s, 1,
 				       IBV_SEND_SIGNALED, su_addr(p, B_OFF),
-				       p->mr->rkey));
+				       p->env.mr->rkey));
 	}
 	usleep(200 * 1000);
 	ASSERT_EQ(0, ibv_resize_cq(p->cq[0], 1000));
@@ -557,7 +557,7 @@ TEST_F(pair, resize_cq)
 
 		ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, i, &s, 1,
 				       sig ? IBV_SEND_SIGNALED : 0,
-				       su_addr(p, B_OFF), p->mr->rkey));
+				       su_addr(p, B_OFF), p->env.mr->rkey));
 		if (sig) {
 			ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 			EXPECT_EQ(i, wc.wr_id);
@@ -583,14 +583,14 @@ TEST(small_queues_wrap)
 	for (int i = 0; i < 500; i++) {
 		struct ibv_sge s = su_sge(p, A_OFF + (i % 16) * 64, 64);
 
-		fill(p->buf + A_OFF + (i % 16) * 64, 64, i);
+		fill(p->env.buf + A_OFF + (i % 16) * 64, 64, i);
 		ASSERT_EQ(0, post_recv(p, 1, i, B_OFF, 64));
 		ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, i, &s, 1,
 				       IBV_SEND_SIGNALED, 0, 0));
 		ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(i, wc.wr_id);
-		ASSERT_EQ(0, memcmp(p->buf + B_OFF, p->buf + A_OFF + (i % 16) * 64, 64));
+		ASSERT_EQ(0, memcmp(p->env.buf + B_OFF, p->env.buf + A_OFF + (i % 16) * 64, 64));
 		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(i, wc.wr_id);
@@ -626,7 +626,7 @@ TEST(qp_ex_and_cq_ex)
 	err = pair_open(p, &o, 64, 0);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	/* Replace B's CQ by an extended one: a new QP B on it. */
-	cqx = ibv_create_cq_ex(p->ctx, &ca);
+	cqx = ibv_create_cq_ex(p->env.ctx, &ca);
 	ASSERT_NE(NULL, cqx);
 	ASSERT_EQ(0, ibv_destroy_qp(p->qp[1]));
 	ASSERT_EQ(0, ibv_destroy_cq(p->cq[1]));
@@ -639,33 +639,33 @@ TEST(qp_ex_and_cq_ex)
 
 	qpx = ibv_qp_to_qp_ex(p->qp[0]);
 	ASSERT_NE(NULL, qpx);
-	counter = (uint64_t *)(p->buf + B_OFF + 1024);
+	counter = (uint64_t *)(p->env.buf + B_OFF + 1024);
 	*counter = 40;
-	fill(p->buf + A_OFF, 8192, 5);
-	fill(p->buf + B_OFF + 65536, 4096, 6);
+	fill(p->env.buf + A_OFF, 8192, 5);
+	fill(p->env.buf + B_OFF + 65536, 4096, 6);
 	ASSERT_EQ(0, post_recv(p, 1, 100, B_OFF, 4096));
 	ASSERT_EQ(0, post_recv(p, 1, 101, B_OFF + 8192, 64));
 
 	ibv_wr_start(qpx);
 	qpx->wr_id = 1;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(qpx, p->mr->rkey, su_addr(p, B_OFF + 16384));
-	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF), 8192);
+	ibv_wr_rdma_write(qpx, p->env.mr->rkey, su_addr(p, B_OFF + 16384));
+	ibv_wr_set_sge(qpx, p->env.mr->lkey, su_addr(p, A_OFF), 8192);
 	qpx->wr_id = 2;
 	qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
 	ibv_wr_send_imm(qpx, htonl(0xfeed));
 	ibv_wr_set_inline_data_list(qpx, 2, bufs);
 	qpx->wr_id = 3;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_atomic_fetch_add(qpx, p->mr->rkey, su_addr(p, B_OFF + 1024), 2);
-	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF + 20000), 8);
+	ibv_wr_atomic_fetch_add(qpx, p->env.mr->rkey, su_addr(p, B_OFF + 1024), 2);
+	ibv_wr_set_sge(qpx, p->env.mr->lkey, su_addr(p, A_OFF + 20000), 8);
 	qpx->wr_id = 4;
-	ibv_wr_rdma_read(qpx, p->mr->rkey, su_addr(p, B_OFF + 65536));
+	ibv_wr_rdma_read(qpx, p->env.mr->rkey, su_addr(p, B_OFF + 65536));
 	sl[0] = su_sge(p, A_OFF + 32768, 1000);
 	sl[1] = su_sge(p, A_OFF + 40960, 3096);
 	ibv_wr_set_sge_list(qpx, 2, sl);
 	qpx->wr_id = 5;
-	ibv_wr_rdma_write_imm(qpx, p->mr->rkey, su_addr(p, B_OFF + 16384), htonl(5));
+	ibv_wr_rdma_write_imm(qpx, p->env.mr->rkey, su_addr(p, B_OFF + 16384), htonl(5));
 	ibv_wr_set_inline_data(qpx, a, 6);
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
 
@@ -674,12 +674,12 @@ TEST(qp_ex_and_cq_ex)
 		EXPECT_EQ(want, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF + 16384 + 6, p->buf + A_OFF + 6, 8192 - 6));
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF + 16384, a, 6));
-	EXPECT_EQ(40, *(uint64_t *)(p->buf + A_OFF + 20000));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF + 16384 + 6, p->env.buf + A_OFF + 6, 8192 - 6));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF + 16384, a, 6));
+	EXPECT_EQ(40, *(uint64_t *)(p->env.buf + A_OFF + 20000));
 	EXPECT_EQ(42, *counter);
-	EXPECT_EQ(0, memcmp(p->buf + A_OFF + 32768, p->buf + B_OFF + 65536, 1000));
-	EXPECT_EQ(0, memcmp(p->buf + A_OFF + 40960, p->buf + B_OFF + 65536 + 1000, 3096));
+	EXPECT_EQ(0, memcmp(p->env.buf + A_OFF + 32768, p->env.buf + B_OFF + 65536, 1000));
+	EXPECT_EQ(0, memcmp(p->env.buf + A_OFF + 40960, p->env.buf + B_OFF + 65536 + 1000, 3096));
 
 	/* The two receive completions through the extended CQ API. */
 	for (long end = su_now_ms() + TIMEOUT_MS; su_now_ms() < end;) {
@@ -696,7 +696,7 @@ TEST(qp_ex_and_cq_ex)
 	EXPECT_TRUE(ibv_wc_read_wc_flags(cqx) & IBV_WC_WITH_IMM);
 	EXPECT_EQ(p->qp[1]->qp_num, ibv_wc_read_qp_num(cqx));
 	EXPECT_EQ(p->qp[0]->qp_num, ibv_wc_read_src_qp(cqx));
-	EXPECT_EQ(0, memcmp(p->buf + B_OFF, "hello world", 11));
+	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, "hello world", 11));
 	n = 1;
 	for (long end = su_now_ms() + TIMEOUT_MS; n < 2 && su_now_ms() < end;) {
 		err = ibv_next_poll(cqx);
@@ -717,12 +717,12 @@ TEST(qp_ex_and_cq_ex)
 	ibv_wr_start(qpx);
 	qpx->wr_id = 6;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_read(qpx, p->mr->rkey, su_addr(p, B_OFF));
+	ibv_wr_rdma_read(qpx, p->env.mr->rkey, su_addr(p, B_OFF));
 	ibv_wr_set_inline_data(qpx, a, 6); /* READ cannot be inline */
 	EXPECT_EQ(EINVAL, ibv_wr_complete(qpx));
 	ibv_wr_start(qpx);
 	ibv_wr_send(qpx);
-	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF), 8);
+	ibv_wr_set_sge(qpx, p->env.mr->lkey, su_addr(p, A_OFF), 8);
 	ibv_wr_abort(qpx);
 	EXPECT_EQ(0, su_poll(p->cq[0], &wc, 200));
 
@@ -732,7 +732,7 @@ TEST(qp_ex_and_cq_ex)
 	qpx->wr_id = 7;
 	qpx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_send(qpx);
-	ibv_wr_set_sge(qpx, p->mr->lkey, su_addr(p, A_OFF), 64);
+	ibv_wr_set_sge(qpx, p->env.mr->lkey, su_addr(p, A_OFF), 64);
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
 	EXPECT_EQ(102, wc.wr_id);
@@ -771,7 +771,7 @@ TEST(completion_channel)
 	/* Armed for any completion: a send completion wakes us. */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 0));
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 1, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
 	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, TIMEOUT_MS));
 	EXPECT_EQ(p->cq[0], ev_cq);
 	ibv_ack_cq_events(ev_cq, 1);
@@ -780,7 +780,7 @@ TEST(completion_channel)
 
 	/* Not re-armed: no event for the next completion. */
 	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 2, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->mr->rkey));
+			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
 	EXPECT_EQ(-1, wait_cq_event(p->ch, &ev_cq, 300));
 
@@ -836,7 +836,7 @@ static void *mt_worker(void *arg)
 				.opcode = IBV_WR_RDMA_WRITE,
 				.send_flags = IBV_SEND_SIGNALED,
 				.wr.rdma = { .remote_addr = su_addr(a->p, a->off + B_OFF),
-					     .rkey = a->p->mr->rkey },
+					     .rkey = a->p->env.mr->rkey },
 			};
 			struct ibv_send_wr *bad;
 			int err = ibv_post_send(a->qp, &wr, &bad);
