@@ -19,11 +19,11 @@ uint64_t monotonic_ns() {
 Device::Device(const GuestMemory& mem, uint8_t* bar2, const DeviceParams& p, IrqFn irq, Clock clock)
     : d_(mem, bar2, p, std::move(clock)), irq_(std::move(irq)) {
     d_.bar2.power_on(p);
-    last_heartbeat_ = d_.now();
+    d_.last_heartbeat = d_.now();
 }
 
 bool Device::poll_once() {
-    heartbeat();
+    d_.keep_alive();
     bool progress = check_control();
     if (d_.driver_ok && !d_.fatal) {
         progress |= process_cmdq(d_);
@@ -144,7 +144,7 @@ void Device::set_need_wakeup(bool on) {
 }
 
 uint64_t Device::next_deadline() const {
-    uint64_t t = last_heartbeat_ + kHeartbeatPeriodNs;
+    uint64_t t = d_.last_heartbeat + DeviceState::kHeartbeatPeriodNs;
     uint64_t rnr = engine_next_deadline(d_);
     return rnr < t ? rnr : t;
 }
@@ -153,15 +153,6 @@ bool Device::deliver_frame(const uint8_t* frame, uint32_t len) {
     bool ok = eth_deliver_rx(d_, frame, len);
     deliver_irqs();
     return ok;
-}
-
-void Device::heartbeat() {
-    const uint64_t now = d_.now();
-    if (now - last_heartbeat_ < kHeartbeatPeriodNs)
-        return;
-    last_heartbeat_ = now;
-    vrnic_regs* r = d_.regs();
-    store_release(&r->heartbeat, load_relaxed(&r->heartbeat) + 1);
 }
 
 void Device::deliver_irqs() {

@@ -44,19 +44,15 @@ class Device {
 
     DeviceState& state() { return d_; }
 
-    static constexpr uint64_t kHeartbeatPeriodNs = 50'000'000;
-
   private:
     bool check_control();
     void reset(uint32_t req);
     void latch_rings();
-    void heartbeat();
     void deliver_irqs();
 
     DeviceState d_;
     IrqFn irq_;
     FrameSink sink_;
-    uint64_t last_heartbeat_ = 0;
 };
 
 } // namespace vrnic

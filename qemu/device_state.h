@@ -8,6 +8,8 @@
 #include "guest_memory.h"
 #include "handle_table.h"
 #include "objects.h"
+#include "pass_budget.h"
+#include "shared_word.h"
 
 #include <array>
 #include <cstdint>
@@ -47,6 +49,7 @@ struct Objects {
     std::vector<Uctx*> page_owner;    // doorbell page -> user context
     std::vector<uint32_t> live_pages; // pages with an owner: each sleep and wake-up writes them
     std::vector<Qp*> active_qps;      // QPs not in RESET: the engine polls these
+    size_t engine_next = 0;           // where the next engine pass starts in it
     std::vector<Cq*> dirty_cqs;       // CQs with an unfinished CQE batch
     Eq* kernel_eq_slots[VRNIC_DB_SLOTS_PER_PAGE] = {};
 };
@@ -81,6 +84,25 @@ struct DeviceState {
 
     std::unique_ptr<Objects> obj;
     uint64_t irq_pending = 0; // vectors to raise at the end of this pass
+    PassBudget pass;
+
+    // Liveness (section 5.4): the heartbeat advances every period, also
+    // from inside a pass.
+    static constexpr uint64_t kHeartbeatPeriodNs = 50'000'000;
+    uint64_t last_heartbeat = 0;
+    void keep_alive() {
+        const uint64_t t = now();
+        if (t - last_heartbeat < kHeartbeatPeriodNs)
+            return;
+        last_heartbeat = t;
+        vrnic_regs* r = regs();
+        store_release(&r->heartbeat, load_relaxed(&r->heartbeat) + 1);
+    }
+    // The driver asked for a reset (section 5.2): stop touching guest memory.
+    bool reset_requested() const {
+        const vrnic_regs* r = regs();
+        return load_acquire(&r->reset_req) != load_relaxed(&r->reset_ack);
+    }
 
     // A kick wakes the device thread on the host CPU of the kicking vCPU,
     // which then cannot run until the thread sleeps again. The user context

@@ -4,13 +4,11 @@
 
 #include "device_state.h"
 #include "sg.h"
+#include "wqe_copy.h"
 
 #include <cstdint>
 
 namespace vrnic {
-
-// Largest SGE count a WQE stride can hold (VRNIC_SQ_MAX_SGE(11) = 125).
-constexpr unsigned kMaxWqeSge = 128;
 
 // The requester's side of one message after the local checks: the data
 // source (SEND/WRITE) or destination (READ/atomic result).
@@ -30,13 +28,25 @@ struct LocalMsg {
 struct Delivery {
     uint8_t status = VRNIC_WC_SUCCESS; // the requester's completion status
     uint32_t vendor = 0;
-    bool rnr = false; // no receive WQE: the requester retries later
+    bool rnr = false;     // no receive WQE: the requester retries later
+    bool partial = false; // the slice ended before the message: nothing completed
 };
 
-// Runs the responder side of a message from `req` to `resp` (both RC, the
-// destination checks already done): rkey/receive checks, data movement,
-// the responder's completion and state changes.
-Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg);
+// The part of a message one respond() call moves (14.5).
+struct Slice {
+    uint64_t offset = 0;       // bytes moved by earlier slices
+    uint64_t max = UINT64_MAX; // bytes this call may move
+    uint64_t moved = 0;        // out: bytes this call moved
+    RecvWqe* recv = nullptr;   // SEND: where the taken receive WQE is kept
+    bool recv_held = false;    // in/out: *recv is already the RQ head
+};
+
+// Runs the responder side of one slice of a message from `req` to `resp`
+// (both RC, the destination checks already done): rkey/receive checks, data
+// movement and, on the last slice, the responder's completion and state
+// changes.
+Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
+                 Slice& s);
 
 // Completion helpers: write the CQE (moving the QP to ERR with QP_FATAL when
 // the CQ cannot take it).

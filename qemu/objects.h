@@ -3,10 +3,13 @@
 // because an object cannot be destroyed while another references it (BUSY).
 #pragma once
 
+#include "wqe_copy.h"
+
 #include <vrnic_dev.h>
 
 #include <bitset>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace vrnic {
@@ -110,6 +113,8 @@ struct Qp {
     uint64_t rnr_deadline = 0;   // ns, next timer retry
     uint32_t rnr_resp_qpn = 0;   // the responder waited on
     uint32_t rnr_resp_rq_pi = 0; // its producer index when we last looked
+    // The head SQ WQE's message, when an earlier pass moved part of it.
+    std::unique_ptr<MsgInFlight> inflight;
 
     uint32_t sq_depth() const { return 1u << sq_log_depth; }
     uint32_t rq_depth() const { return 1u << rq_log_depth; }

@@ -26,6 +26,7 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
     qp.attr.qp_state = VRNIC_QPS_ERR;
     qp.rnr_waiting = false;
     qp.sq_drained_pending = false;
+    qp.inflight.reset(); // its WQE is flushed like the rest
     qp_set_active(d, qp, true);
     if (async_event)
         post_async_event(d, async_event, qp.qpn);
@@ -39,6 +40,7 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.comm_est_sent = false;
     qp.rnr_waiting = false;
     qp.sq_drained_pending = false;
+    qp.inflight.reset();
     qp_set_active(d, qp, false);
 }
 

@@ -18,7 +18,7 @@ namespace {
 // WQEs one QP may execute per pass, so one busy QP cannot starve the rest.
 constexpr unsigned kSqBudget = 64;
 
-enum class Outcome { consumed, rnr_wait };
+enum class Outcome { consumed, rnr_wait, partial };
 
 uint8_t cqe_opcode(uint8_t wr_opcode) {
     switch (wr_opcode) {
@@ -62,20 +62,6 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
     if (status != VRNIC_WC_SUCCESS)
         qp_enter_error(d, qp);
 }
-
-// The private copy of one SQ slot: the WQE is read once, then validated.
-// (GCC documents union punning; memcpy fills it.)
-struct SendWqeCopy {
-    vrnic_send_wqe_hdr h;
-    union {
-        vrnic_sge sge[kMaxWqeSge];
-        struct {
-            vrnic_inline_hdr ih;
-            uint8_t data[VRNIC_SQ_MAX_INLINE(VRNIC_SQ_WQE_SHIFT_MAX)];
-        } inl;
-    };
-};
-static_assert(sizeof(SendWqeCopy) >= (1u << VRNIC_SQ_WQE_SHIFT_MAX));
 
 // Local checks of 14.1 steps 1-3 on the private copy `w`. Returns 0 and
 // fills `msg`, or the failing status with `*vendor` set.
@@ -141,31 +127,10 @@ Qp* find_responder(DeviceState& d, Qp& qp) {
     return r;
 }
 
-// Executes the WQE at sq_ci. `rnr_counted`: this attempt is a timer-driven
-// RNR retry.
-Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
-    const uint32_t stride = 1u << qp.sq_wqe_shift;
-    const uint64_t gpa = qp.sq_addr + (uint64_t(qp.sq_ci & (qp.sq_depth() - 1)) << qp.sq_wqe_shift);
-    // One private copy of the whole slot; everything below reads the copy.
-    SendWqeCopy w;
-    if (!d.mem.read(gpa, &w, stride)) { // validated at CREATE_QP
-        vrnic_send_wqe_hdr none{};
-        complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
-        return Outcome::consumed;
-    }
-    const vrnic_send_wqe_hdr& h = w.h;
-    LocalMsg msg;
-    uint32_t vendor = 0;
-    if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {
-        complete_send(d, qp, h, st, 0, vendor);
-        return Outcome::consumed;
-    }
-    Qp* resp = find_responder(d, qp);
-    if (!resp) {
-        complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
-        return Outcome::consumed;
-    }
-    Delivery r = respond(d, qp, *resp, h, msg);
+// One slice of the message to `resp`, with the RNR retry bookkeeping.
+Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
+                Slice& sl, bool rnr_counted) {
+    Delivery r = respond(d, qp, resp, h, msg, sl);
     if (r.rnr) {
         const uint8_t limit = qp.attr.rnr_retry;
         if (!qp.rnr_waiting) {
@@ -179,18 +144,75 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
             complete_send(d, qp, h, VRNIC_WC_RNR_RETRY_EXC_ERR, 0, kVeRnrExceeded);
             return Outcome::consumed;
         }
-        qp.rnr_deadline = d.now() + rnr_timer_ns(resp->attr.min_rnr_timer);
+        qp.rnr_deadline = d.now() + rnr_timer_ns(resp.attr.min_rnr_timer);
         return Outcome::rnr_wait;
     }
-    d.note_delivery(*resp);
+    if (r.partial)
+        return Outcome::partial;
+    d.note_delivery(resp);
     qp.rnr_waiting = false;
     complete_send(d, qp, h, r.status, msg.len, r.vendor);
     return Outcome::consumed;
 }
 
+// Executes (the next slice of) the WQE at sq_ci. `rnr_counted`: this
+// attempt is a timer-driven RNR retry.
+Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
+    MsgInFlight* f = qp.inflight.get();
+    if (f && f->sq_idx != qp.sq_ci) { // cannot happen: ERR and RESET drop it
+        qp.inflight.reset();
+        f = nullptr;
+    }
+    // One private copy of the whole slot; everything below reads the copy.
+    SendWqeCopy local;
+    SendWqeCopy& w = f ? f->wqe : local;
+    if (!f) {
+        const uint64_t gpa =
+            qp.sq_addr + (uint64_t(qp.sq_ci & (qp.sq_depth() - 1)) << qp.sq_wqe_shift);
+        if (!d.mem.read(gpa, &w, 1u << qp.sq_wqe_shift)) { // validated at CREATE_QP
+            vrnic_send_wqe_hdr none{};
+            complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
+            return Outcome::consumed;
+        }
+    }
+    const vrnic_send_wqe_hdr& h = w.h;
+    // Every slice checks again: a key or QP may have gone since the last.
+    LocalMsg msg;
+    uint32_t vendor = 0;
+    Outcome out = Outcome::consumed;
+    if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {
+        complete_send(d, qp, h, st, 0, vendor);
+    } else if (Qp* resp = find_responder(d, qp); !resp) {
+        complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
+    } else {
+        RecvWqe recv;
+        Slice sl;
+        sl.offset = f ? f->done : 0;
+        sl.max = d.pass.grant(msg.len - sl.offset);
+        sl.recv = f ? &f->recv : &recv;
+        sl.recv_held = f && f->recv_held;
+        out = deliver(d, qp, *resp, h, msg, sl, rnr_counted);
+        d.pass.charge(sl.moved);
+        if (out == Outcome::partial) {
+            if (!f) {
+                qp.inflight = std::make_unique<MsgInFlight>();
+                f = qp.inflight.get();
+                f->sq_idx = qp.sq_ci;
+                memcpy(&f->wqe, &local, sizeof(local));
+                f->recv = recv;
+            }
+            f->done = sl.offset + sl.moved;
+            f->recv_held = sl.recv_held;
+            return out;
+        }
+    }
+    qp.inflight.reset();
+    return out;
+}
+
 bool process_sq(DeviceState& d, Qp& qp) {
     bool progress = false;
-    for (unsigned n = 0; n < kSqBudget; n++) {
+    for (unsigned n = 0; n < kSqBudget && !d.pass.qp_exhausted(); n++) {
         if (qp.state != VRNIC_QPS_RTS && qp.state != VRNIC_QPS_SQD)
             break;
         bool counted = false;
@@ -212,8 +234,11 @@ bool process_sq(DeviceState& d, Qp& qp) {
         if (pi == qp.sq_ci)
             break;
         d.note_poster(qp);
-        if (execute_send(d, qp, counted) == Outcome::rnr_wait)
+        const Outcome o = execute_send(d, qp, counted);
+        if (o == Outcome::rnr_wait)
             break;
+        if (o == Outcome::partial)
+            return true;
         qp.sq_ci++;
         progress = true;
         if (qp.sq_drained_pending && qp.state == VRNIC_QPS_SQD && !qp.rnr_waiting &&
@@ -237,7 +262,8 @@ bool flush_queue(DeviceState& d, Qp& qp, bool sq) {
     const uint64_t base = sq ? qp.sq_addr : qp.rq_addr;
     const uint32_t shift = sq ? qp.sq_wqe_shift : qp.rq_wqe_shift;
     Cq& cq = sq ? *qp.send_cq : *qp.recv_cq;
-    for (; ci != pi; ci++) {
+    for (; ci != pi && !d.pass.qp_exhausted(); ci++) {
+        d.pass.charge(0);
         const uint64_t gpa = base + (uint64_t(ci & (depth - 1)) << shift);
         vrnic_cqe c{};
         d.mem.read(gpa, &c.wr_id, sizeof(c.wr_id));
@@ -267,16 +293,26 @@ uint64_t rnr_timer_ns(uint8_t enc) {
 bool engine_poll(DeviceState& d) {
     bool progress = false;
     auto& list = d.obj->active_qps;
-    // Index loop: nothing in a pass removes QPs, but entries may be added.
-    for (size_t i = 0; i < list.size(); i++) {
+    // Nothing in a pass removes QPs; those added during it wait for the next.
+    const size_t n = list.size();
+    size_t i = d.obj->engine_next < n ? d.obj->engine_next : 0;
+    d.pass.start_pass();
+    // Round-robin from where the last pass ended, so that the pass budget
+    // never serves the same QPs first.
+    for (size_t k = 0; k < n && !d.pass.pass_exhausted(); k++, i = (i + 1) % n) {
         Qp& qp = *list[i];
+        d.pass.start_qp();
         if (qp.state == VRNIC_QPS_ERR) {
             progress |= flush_queue(d, qp, true);
             progress |= flush_queue(d, qp, false);
         } else {
             progress |= process_sq(d, qp);
         }
+        d.keep_alive();
+        if (d.reset_requested())
+            break; // the next pass resets: no more guest memory is touched
     }
+    d.obj->engine_next = i;
     return progress;
 }
 

@@ -9,6 +9,7 @@
 #include "qp_engine.h"
 #include "shared_word.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vrnic {
@@ -42,13 +43,6 @@ void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t
 namespace {
 
 enum class Fetch { ok, rnr, lost, malformed };
-
-struct RecvWqe {
-    uint64_t wr_id = 0;
-    uint32_t idx = 0;
-    unsigned nsge = 0;
-    vrnic_sge sge[kMaxWqeSge];
-};
 
 // Reads the responder's next receive WQE (without consuming it).
 Fetch fetch_recv(DeviceState& d, Qp& resp, RecvWqe* w) {
@@ -138,33 +132,60 @@ bool take_recv(DeviceState& d, Qp& req, Qp& resp, RecvWqe* w, Delivery* out) {
     return false;
 }
 
-Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
-                      LocalMsg& msg) {
+// Moves this slice of a message from src to dst.
+void move_slice(SgCursor& dst, SgCursor& src, uint64_t len, Slice& s) {
+    dst.skip(s.offset);
+    src.skip(s.offset);
+    s.moved = sg_copy(dst, src, std::min(len - s.offset, s.max));
+}
+
+bool unfinished(const LocalMsg& msg, const Slice& s) {
+    return s.offset + s.moved < msg.len;
+}
+
+// The receive WQE of this message: taken from the RQ by its first slice,
+// which later slices find still at the head.
+bool hold_recv(DeviceState& d, Qp& req, Qp& resp, Slice& s, Delivery* out) {
+    if (!s.recv_held)
+        return take_recv(d, req, resp, s.recv, out);
+    if (resp.rq_ci == s.recv->idx)
+        return true;
+    *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
+    return false;
+}
+
+Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
+                      Slice& s) {
     Delivery out;
-    RecvWqe w;
-    if (!take_recv(d, req, resp, &w, &out))
+    if (!hold_recv(d, req, resp, s, &out))
         return out;
+    const RecvWqe& w = *s.recv;
     SgEntry dst[kMaxWqeSge];
     unsigned n = 0;
     uint64_t room = 0;
     for (unsigned i = 0; i < w.nsge; i++) {
-        const vrnic_sge& s = w.sge[i];
-        if (s.length == 0)
+        const vrnic_sge& e = w.sge[i];
+        if (e.length == 0)
             continue;
-        const Mr* mr = d.obj->mrs.find(s.lkey);
-        if (!mr || mr->pd != resp.pd || !mr_contains(d.mem, *mr, s.addr, s.length) ||
+        const Mr* mr = d.obj->mrs.find(e.lkey);
+        if (!mr || mr->pd != resp.pd || !mr_contains(d.mem, *mr, e.addr, e.length) ||
             !(mr->access & VRNIC_ACCESS_LOCAL_WRITE))
             return recv_error(d, req, resp, w, VRNIC_WC_LOC_PROT_ERR, VRNIC_WC_REM_OP_ERR,
                               kVeBadRecvSge);
-        dst[n++] = {mr, s.addr, s.length};
-        room += s.length;
+        dst[n++] = {mr, e.addr, e.length};
+        room += e.length;
     }
     if (room < msg.len)
         return recv_error(d, req, resp, w, VRNIC_WC_LOC_LEN_ERR, VRNIC_WC_REM_INV_REQ_ERR,
                           kVeRecvTooShort);
     SgCursor dc(d.mem, dst, n);
     SgCursor sc = msg.cursor(d.mem);
-    sg_copy(dc, sc, msg.len);
+    move_slice(dc, sc, msg.len, s);
+    if (unfinished(msg, s)) {
+        s.recv_held = true;
+        out.partial = true;
+        return out;
+    }
     resp.rq_ci++;
     const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
     complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV,
@@ -174,12 +195,11 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
 }
 
 Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
-                       LocalMsg& msg) {
+                       LocalMsg& msg, Slice& s) {
     Delivery out;
     const bool imm = h.opcode == VRNIC_WR_RDMA_WRITE_WITH_IMM;
-    RecvWqe w;
     // As in IB, the receive resource is checked before the rkey.
-    if (imm && !take_recv(d, req, resp, &w, &out))
+    if (imm && !hold_recv(d, req, resp, s, &out))
         return out;
     if (msg.len) {
         const Mr* mr = nullptr;
@@ -189,9 +209,15 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
         SgEntry dst{mr, h.rdma.remote_addr, msg.len};
         SgCursor dc(d.mem, &dst, 1);
         SgCursor sc = msg.cursor(d.mem);
-        sg_copy(dc, sc, msg.len);
+        move_slice(dc, sc, msg.len, s);
+        if (unfinished(msg, s)) {
+            s.recv_held = imm;
+            out.partial = true;
+            return out;
+        }
     }
     if (imm) {
+        const RecvWqe& w = *s.recv;
         resp.rq_ci++;
         complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV_RDMA_WITH_IMM,
                       static_cast<uint32_t>(msg.len), h.imm_data, true, req.qpn,
@@ -200,9 +226,11 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
     return out;
 }
 
-Delivery respond_read(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+Delivery respond_read(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
+                      Slice& s) {
     if (resp.attr.max_dest_rd_atomic == 0)
         return invalid_request(d, resp, kVeNoRdAtomic);
+    Delivery out;
     if (msg.len) {
         const Mr* mr = nullptr;
         if (uint32_t ve = check_remote(d, resp, h.rdma.rkey, h.rdma.remote_addr, msg.len,
@@ -211,12 +239,15 @@ Delivery respond_read(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, Loc
         SgEntry src{mr, h.rdma.remote_addr, msg.len};
         SgCursor sc(d.mem, &src, 1);
         SgCursor dc = msg.cursor(d.mem);
-        sg_copy(dc, sc, msg.len);
+        move_slice(dc, sc, msg.len, s);
+        out.partial = unfinished(msg, s);
     }
-    return {};
+    return out;
 }
 
-Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+// An atomic is 8 bytes, never split: every grant is at least that.
+Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
+                        Slice& s) {
     const vrnic_wqe_atomic& a = h.atomic;
     if (resp.attr.max_dest_rd_atomic == 0)
         return invalid_request(d, resp, kVeNoRdAtomic);
@@ -241,28 +272,29 @@ Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, L
     }
     SgCursor sc(reinterpret_cast<uint8_t*>(&orig), 8);
     SgCursor dc = msg.cursor(d.mem);
-    sg_copy(dc, sc, 8);
+    s.moved = sg_copy(dc, sc, 8);
     return {};
 }
 
 } // namespace
 
-Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
+                 Slice& s) {
     Delivery r;
     switch (h.opcode) {
     case VRNIC_WR_SEND:
     case VRNIC_WR_SEND_WITH_IMM:
-        r = respond_send(d, req, resp, h, msg);
+        r = respond_send(d, req, resp, h, msg, s);
         break;
     case VRNIC_WR_RDMA_WRITE:
     case VRNIC_WR_RDMA_WRITE_WITH_IMM:
-        r = respond_write(d, req, resp, h, msg);
+        r = respond_write(d, req, resp, h, msg, s);
         break;
     case VRNIC_WR_RDMA_READ:
-        r = respond_read(d, resp, h, msg);
+        r = respond_read(d, resp, h, msg, s);
         break;
     default:
-        r = respond_atomic(d, resp, h, msg);
+        r = respond_atomic(d, resp, h, msg, s);
         break;
     }
     // The first message a QP in RTR takes establishes the connection.

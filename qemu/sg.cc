@@ -26,6 +26,22 @@ void SgCursor::advance(uint64_t n) {
     off_ += n;
 }
 
+void SgCursor::skip(uint64_t n) {
+    if (buf_ || !mem_) {
+        off_ += std::min(n, buf_len_ - off_);
+        return;
+    }
+    while (n && i_ < n_) {
+        const uint64_t step = std::min(n, e_[i_].len - off_);
+        off_ += step;
+        n -= step;
+        if (off_ == e_[i_].len) {
+            i_++;
+            off_ = 0;
+        }
+    }
+}
+
 uint64_t sg_copy(SgCursor& dst, SgCursor& src, uint64_t len) {
     uint64_t done = 0;
     while (done < len) {

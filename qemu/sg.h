@@ -29,6 +29,8 @@ class SgCursor {
     // Empty at the end of the list.
     std::span<uint8_t> peek(uint64_t max);
     void advance(uint64_t n);
+    // Moves past `n` bytes, across entries (a slice resuming a message).
+    void skip(uint64_t n);
 
   private:
     const GuestMemory* mem_ = nullptr;

@@ -135,10 +135,10 @@ TEST(DeviceLifecycle, HeartbeatAdvancesWithTime) {
     uint64_t hb = drv.regs()->heartbeat;
     drv.dev().poll_once();
     EXPECT_EQ(hb, drv.regs()->heartbeat);
-    drv.clock() += Device::kHeartbeatPeriodNs;
+    drv.clock() += DeviceState::kHeartbeatPeriodNs;
     drv.dev().poll_once();
     EXPECT_EQ(hb + 1, drv.regs()->heartbeat);
-    EXPECT_LE(drv.dev().next_deadline(), drv.clock() + Device::kHeartbeatPeriodNs);
+    EXPECT_LE(drv.dev().next_deadline(), drv.clock() + DeviceState::kHeartbeatPeriodNs);
 }
 
 TEST(DeviceLifecycle, NeedWakeupIsMirroredInEveryPage) {

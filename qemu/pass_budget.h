@@ -1,0 +1,54 @@
+// The work one engine pass may do (device-interface.md 14.5): bytes moved,
+// device-wide and per QP visit, so that no guest input makes a pass long
+// enough to silence the heartbeat or starve other QPs. A large message is
+// moved in slices across passes, as a NIC interleaves the packets of
+// several QPs.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace vrnic {
+
+class PassBudget {
+  public:
+    // Bytes all QPs together may move in one pass.
+    static constexpr uint64_t kPassBytes = 4u << 20;
+    // Bytes one QP may move per visit.
+    static constexpr uint64_t kQpBytes = 1u << 20;
+    // What a WQE costs beyond its payload (a flushed or zero-length WQE
+    // included), so that the WQE count of a pass is bounded too.
+    static constexpr uint64_t kWqeCost = 64;
+
+    void start_pass() {
+        pass_left_ = kPassBytes;
+        used_ = 0;
+    }
+    void start_qp() { qp_left_ = std::min(kQpBytes, pass_left_); }
+
+    // A WQE step starts only while one more costs no more than what is left,
+    // so a grant is never below kWqeCost (an atomic is never split).
+    bool pass_exhausted() const { return pass_left_ < kWqeCost; }
+    bool qp_exhausted() const { return qp_left_ < kWqeCost; }
+
+    // How many of `want` payload bytes the current QP may move now.
+    uint64_t grant(uint64_t want) const { return std::min(want, qp_left_); }
+
+    // Charges one WQE step that moved `bytes` (at most its grant).
+    void charge(uint64_t bytes) {
+        const uint64_t c = std::max(bytes, kWqeCost);
+        qp_left_ -= c;
+        pass_left_ -= c;
+        used_ += c;
+    }
+
+    // Charged so far in this pass (tests, fuzzers).
+    uint64_t used() const { return used_; }
+
+  private:
+    uint64_t pass_left_ = kPassBytes;
+    uint64_t qp_left_ = kQpBytes;
+    uint64_t used_ = 0;
+};
+
+} // namespace vrnic
