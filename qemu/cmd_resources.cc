@@ -30,8 +30,8 @@ CmdResult cmd_query_port(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     auto& r = out.query_port_resp;
     r.state = VRNIC_PORT_ACTIVE;
     r.phys_state = VRNIC_PORT_PHYS_LINK_UP;
-    r.max_mtu = VRNIC_MTU_4096;
-    r.active_mtu = VRNIC_MTU_4096;
+    r.max_mtu = static_cast<uint8_t>(d.params.max_mtu);
+    r.active_mtu = static_cast<uint8_t>(d.params.max_mtu);
     r.gid_tbl_len = d.params.gid_tbl_len;
     r.pkey_tbl_len = 1;
     r.active_speed = 32; // IB_SPEED_EDR

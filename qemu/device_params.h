@@ -1,5 +1,6 @@
 // The capabilities this model advertises in the register page
-// (device-interface.md section 20).
+// (device-interface.md section 20). The model enforces these values, never
+// their copies in BAR2, which the guest can write.
 #pragma once
 
 #include <vrnic_dev.h>
@@ -24,7 +25,9 @@ struct DeviceParams {
     uint64_t max_mr_size = 1ull << 40;
     uint64_t page_size_cap = 0x7ffff000ull;
     uint32_t max_msg_sz = 1u << 31;
-    uint32_t max_rd_atom = 16;
+    uint32_t max_rd_atom = 16; // max_qp_rd_atom and max_qp_init_rd_atom
+    uint32_t atomic_cap = VRNIC_ATOMIC_HCA;
+    uint32_t max_mtu = VRNIC_MTU_4096; // path MTU limit, enum vrnic_mtu
     uint32_t gid_tbl_len = 16;
     uint32_t eth_max_mtu = 9000;
     uint8_t mac[6] = {0x52, 0x54, 0x00, 0x56, 0x52, 0x01};
