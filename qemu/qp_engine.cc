@@ -99,7 +99,7 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     }
     const vrnic_sge* sge = w.sge;
     if (atomic &&
-        (d.regs()->atomic_cap == VRNIC_ATOMIC_NONE || h.num_sge != 1 || sge[0].length != 8))
+        (d.params.atomic_cap == VRNIC_ATOMIC_NONE || h.num_sge != 1 || sge[0].length != 8))
         return *vendor = kVeBadAtomicSge, VRNIC_WC_LOC_QP_OP_ERR;
     uint64_t len = 0;
     for (unsigned i = 0; i < h.num_sge; i++)
