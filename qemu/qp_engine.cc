@@ -7,6 +7,7 @@
 #include "log.h"
 #include "mr.h"
 #include "qp_control.h"
+#include "rnr_backoff.h"
 #include "shared_word.h"
 
 #include <cstring>
@@ -179,7 +180,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
             complete_send(d, qp, h, VRNIC_WC_RNR_RETRY_EXC_ERR, 0, kVeRnrExceeded);
             return Outcome::consumed;
         }
-        qp.rnr_deadline = d.now() + rnr_timer_ns(resp->attr.min_rnr_timer);
+        qp.rnr_deadline =
+            d.now() + rnr_retry_delay_ns(resp->attr.min_rnr_timer, limit, qp.rnr_retries);
         return Outcome::rnr_wait;
     }
     d.note_delivery(*resp);
