@@ -45,7 +45,7 @@ void Bar2::power_on(const DeviceParams& p) const {
     r->page_size_cap = p.page_size_cap;
     r->max_msg_sz = p.max_msg_sz;
     r->num_vectors = p.num_vectors;
-    r->atomic_cap = VRNIC_ATOMIC_HCA;
+    r->atomic_cap = p.atomic_cap;
     r->max_qp_rd_atom = p.max_rd_atom;
     r->max_qp_init_rd_atom = p.max_rd_atom;
     r->gid_tbl_len = p.gid_tbl_len;
@@ -54,8 +54,8 @@ void Bar2::power_on(const DeviceParams& p) const {
     r->hw_rev = 1;
 
     r->port_state = VRNIC_PORT_ACTIVE;
-    r->active_mtu = VRNIC_MTU_4096;
-    r->max_mtu = VRNIC_MTU_4096;
+    r->active_mtu = p.max_mtu;
+    r->max_mtu = p.max_mtu;
     store_release(&r->device_status, uint32_t(VRNIC_DEV_STATUS_READY));
 }
 

@@ -19,7 +19,7 @@ uint32_t check_wq(const DeviceState& d, uint64_t addr, uint32_t log_depth, uint3
 
 // Range checks of the attribute values present in the mask (10.14).
 const char* bad_attr_value(const DeviceState& d, uint32_t mask, const vrnic_qp_attr& a) {
-    const vrnic_regs* r = d.regs();
+    const DeviceParams& p = d.params; // never BAR2's copies: the guest can write those
     for (uint8_t b : a.reserved)
         if (b)
             return "reserved attribute bytes";
@@ -35,7 +35,7 @@ const char* bad_attr_value(const DeviceState& d, uint32_t mask, const vrnic_qp_a
         if (const char* bad = bad_av(d, a.av))
             return bad;
     }
-    if ((mask & VRNIC_QP_ATTR_PATH_MTU) && (a.path_mtu < VRNIC_MTU_256 || a.path_mtu > r->max_mtu))
+    if ((mask & VRNIC_QP_ATTR_PATH_MTU) && (a.path_mtu < VRNIC_MTU_256 || a.path_mtu > p.max_mtu))
         return "path_mtu";
     if ((mask & VRNIC_QP_ATTR_TIMEOUT) && a.timeout > 31)
         return "timeout";
@@ -47,9 +47,9 @@ const char* bad_attr_value(const DeviceState& d, uint32_t mask, const vrnic_qp_a
         return "rq_psn";
     if ((mask & VRNIC_QP_ATTR_SQ_PSN) && (a.sq_psn & ~VRNIC_PSN_MASK))
         return "sq_psn";
-    if ((mask & VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC) && a.max_rd_atomic > r->max_qp_init_rd_atom)
+    if ((mask & VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC) && a.max_rd_atomic > p.max_rd_atom)
         return "max_rd_atomic";
-    if ((mask & VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC) && a.max_dest_rd_atomic > r->max_qp_rd_atom)
+    if ((mask & VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC) && a.max_dest_rd_atomic > p.max_rd_atom)
         return "max_dest_rd_atomic";
     if ((mask & VRNIC_QP_ATTR_MIN_RNR_TIMER) && a.min_rnr_timer > 31)
         return "min_rnr_timer";

@@ -30,8 +30,8 @@ CmdResult cmd_query_port(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     auto& r = out.query_port_resp;
     r.state = VRNIC_PORT_ACTIVE;
     r.phys_state = VRNIC_PORT_PHYS_LINK_UP;
-    r.max_mtu = VRNIC_MTU_4096;
-    r.active_mtu = VRNIC_MTU_4096;
+    r.max_mtu = static_cast<uint8_t>(d.params.max_mtu);
+    r.active_mtu = static_cast<uint8_t>(d.params.max_mtu);
     r.gid_tbl_len = d.params.gid_tbl_len;
     r.pkey_tbl_len = 1;
     r.active_speed = 32; // IB_SPEED_EDR
@@ -183,6 +183,10 @@ CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         // bound keeps a hostile driver from making the model allocate GiBs.
         if (need > (d.mem.size() >> r.page_shift) + 1)
             CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "page list larger than guest RAM");
+        // The sum of all lists is bounded too (10.8); charged before the
+        // list is read, given back when the MR goes, however that happens.
+        if (!d.obj->mr_pages.charge(need, &mr->pages_charge))
+            CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "MR page-list budget exhausted");
         uint32_t st = read_page_list(d, r, &mr->pages);
         if (st != VRNIC_CMD_STATUS_OK)
             CMD_FAIL(st, "page list not inside guest RAM");

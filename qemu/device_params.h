@@ -1,5 +1,6 @@
 // The capabilities this model advertises in the register page
-// (device-interface.md section 20).
+// (device-interface.md section 20). The model enforces these values, never
+// their copies in BAR2, which the guest can write.
 #pragma once
 
 #include <vrnic_dev.h>
@@ -22,9 +23,14 @@ struct DeviceParams {
     uint32_t max_cqe = 65536;
     uint32_t max_eqe = 65536;
     uint64_t max_mr_size = 1ull << 40;
+    // Page-list entries of all MRs together (10.8); 0: kMrPagesPerRamPage
+    // for each 4 KiB page of guest RAM (with_guest_ram()).
+    uint64_t max_mr_pages = 0;
     uint64_t page_size_cap = 0x7ffff000ull;
     uint32_t max_msg_sz = 1u << 31;
-    uint32_t max_rd_atom = 16;
+    uint32_t max_rd_atom = 16; // max_qp_rd_atom and max_qp_init_rd_atom
+    uint32_t atomic_cap = VRNIC_ATOMIC_HCA;
+    uint32_t max_mtu = VRNIC_MTU_4096; // path MTU limit, enum vrnic_mtu
     uint32_t gid_tbl_len = 16;
     uint32_t eth_max_mtu = 9000;
     uint8_t mac[6] = {0x52, 0x54, 0x00, 0x56, 0x52, 0x01};
@@ -36,6 +42,18 @@ struct DeviceParams {
     uint32_t max_uctx() const { return db_page_count() - 1; }
     uint32_t max_comp_eqs() const { return num_vectors - VRNIC_IRQ_COMP_BASE; }
 };
+
+// The default budget of MR page-list entries per 4 KiB page of guest RAM: a
+// guest may register all its memory twice over with 4 KiB pages, and the
+// model holds at most 16 bytes of lists per page of guest RAM.
+constexpr uint64_t kMrPagesPerRamPage = 2;
+
+// `p` with the values that follow from the size of guest RAM filled in.
+inline DeviceParams with_guest_ram(DeviceParams p, uint64_t ram_bytes) {
+    if (!p.max_mr_pages)
+        p.max_mr_pages = kMrPagesPerRamPage * (ram_bytes / VRNIC_PAGE_SIZE);
+    return p;
+}
 
 // Model version reported in fw_version.
 constexpr uint64_t kFwVersion = (1ull << 32) | (0ull << 16) | 0;

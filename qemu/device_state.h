@@ -31,12 +31,13 @@ struct GidEntry {
 // The objects a reset forgets (section 5.2).
 struct Objects {
     explicit Objects(const DeviceParams& p)
-        : uctxs(p.max_uctx()), pds(p.max_pd), mrs(p.max_mr), cqs(p.max_cq), qps(p.max_qp),
-          ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
+        : mr_pages(p.max_mr_pages), uctxs(p.max_uctx()), pds(p.max_pd), mrs(p.max_mr),
+          cqs(p.max_cq), qps(p.max_qp), ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
           page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
         kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
     }
+    PageBudget mr_pages; // before mrs: outlives the charges MRs hold
     Uctx kernel_uctx;
     HandleTable<Uctx> uctxs;
     HandleTable<Pd> pds;
@@ -64,8 +65,8 @@ struct RingConfig {
 
 struct DeviceState {
     DeviceState(const GuestMemory& m, uint8_t* bar2_base, const DeviceParams& p, Clock c)
-        : mem(m), bar2(bar2_base, p.bar2_size), params(p), now(std::move(c)),
-          obj(std::make_unique<Objects>(p)) {}
+        : mem(m), bar2(bar2_base, p.bar2_size), params(with_guest_ram(p, m.size())),
+          now(std::move(c)), obj(std::make_unique<Objects>(params)) {}
 
     const GuestMemory& mem;
     Bar2 bar2;

@@ -104,8 +104,13 @@ void finish_cq_batches(DeviceState& d) {
         cq->last_sol = sol;
         if (cq->armed == CqArm::next ||
             (cq->armed == CqArm::solicited && cq->batch_solicited_or_error)) {
-            post_eqe(d, *cq->eq, VRNIC_EQE_COMP, cq->cqn);
-            cq->armed = CqArm::none;
+            // A full EQ drops the event, not the request: the CQ stays
+            // armed and the next batch on it notifies (12.3). The event
+            // owed is then due whatever that batch holds.
+            if (post_eqe(d, *cq->eq, VRNIC_EQE_COMP, cq->cqn))
+                cq->armed = CqArm::none;
+            else
+                cq->armed = CqArm::next;
         }
         cq->batch_pending = false;
         cq->batch_solicited_or_error = false;

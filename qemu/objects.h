@@ -3,6 +3,7 @@
 // because an object cannot be destroyed while another references it (BUSY).
 #pragma once
 
+#include "page_budget.h"
 #include "wqe_copy.h"
 
 #include <vrnic_dev.h>
@@ -52,7 +53,8 @@ struct Mr {
     uint64_t iova = 0;
     uint64_t length = 0;
     uint32_t page_shift = 12;
-    std::vector<uint64_t> pages; // GPAs, validated at registration
+    std::vector<uint64_t> pages;     // GPAs, validated at registration
+    PageBudget::Charge pages_charge; // pages.size() entries of the budget
 };
 
 struct Eq {

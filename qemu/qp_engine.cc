@@ -7,6 +7,7 @@
 #include "log.h"
 #include "mr.h"
 #include "qp_control.h"
+#include "rnr_backoff.h"
 #include "shared_word.h"
 
 #include <cstring>
@@ -85,7 +86,7 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     }
     const vrnic_sge* sge = w.sge;
     if (atomic &&
-        (d.regs()->atomic_cap == VRNIC_ATOMIC_NONE || h.num_sge != 1 || sge[0].length != 8))
+        (d.params.atomic_cap == VRNIC_ATOMIC_NONE || h.num_sge != 1 || sge[0].length != 8))
         return *vendor = kVeBadAtomicSge, VRNIC_WC_LOC_QP_OP_ERR;
     uint64_t len = 0;
     for (unsigned i = 0; i < h.num_sge; i++)
@@ -144,7 +145,8 @@ Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, L
             complete_send(d, qp, h, VRNIC_WC_RNR_RETRY_EXC_ERR, 0, kVeRnrExceeded);
             return Outcome::consumed;
         }
-        qp.rnr_deadline = d.now() + rnr_timer_ns(resp.attr.min_rnr_timer);
+        qp.rnr_deadline =
+            d.now() + rnr_retry_delay_ns(resp.attr.min_rnr_timer, limit, qp.rnr_retries);
         return Outcome::rnr_wait;
     }
     if (r.partial)

@@ -130,6 +130,93 @@ TEST(ArmEq, CompEqeCarriesCqnOnTheEqsVector) {
     EXPECT_EQ(4u, drv.regs()->eq_overflow);
 }
 
+// A CQ with its own 16-entry completion EQ on vector 5 and a QP that
+// writes to itself, so each zero-length WRITE is one CQE.
+class FullEq : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        drv.bring_up();
+        vrnic_cmd_create_eq e{};
+        e.ring_addr = drv.alloc(16 << 4);
+        e.log_depth = 4;
+        e.vector = 5;
+        vrnic_cmd r;
+        ASSERT_EQ(0u, drv.cmd(VRNIC_CMD_CREATE_EQ, &e, sizeof(e), &r));
+        eq_slot = r.create_eq_resp.db_slot;
+        vrnic_cmd_create_cq c{};
+        c.eqn = r.create_eq_resp.eqn;
+        c.ring_addr = drv.alloc(64 << 6);
+        c.log_depth = 6;
+        ASSERT_EQ(0u, drv.cmd(VRNIC_CMD_CREATE_CQ, &c, sizeof(c), &r));
+        cq.cqn = r.create_cq_resp.cqn;
+        cq.db_slot = r.create_cq_resp.db_slot;
+        cq.db_page = 1;
+        cq.ring = c.ring_addr;
+        cq.log_depth = 6;
+        q = drv.create_qp(0, drv.create_pd(0), cq, cq);
+        drv.connect(q, q.qpn);
+        drv.take_irqs(5);
+    }
+    void complete_one() {
+        SendWr w;
+        w.opcode = VRNIC_WR_RDMA_WRITE;
+        drv.post_send(q, w);
+        drv.run();
+        ASSERT_EQ(1u, drv.poll_cq(cq).size());
+    }
+    // A zero-length solicited SEND to itself: a send and a receive CQE.
+    void solicited_send() {
+        drv.post_recv(q, 1, {});
+        SendWr w;
+        w.flags = VRNIC_WQE_F_SIGNALED | VRNIC_WQE_F_SOLICITED;
+        drv.post_send(q, w);
+        drv.run();
+        ASSERT_EQ(2u, drv.poll_cq(cq).size());
+    }
+    // Fills the EQ with 16 events nobody consumes.
+    void fill_eq() {
+        for (int i = 0; i < 16; i++) {
+            drv.arm_cq(cq, false);
+            complete_one();
+        }
+        ASSERT_EQ(16u, drv.take_irqs(5));
+        ASSERT_EQ(0u, drv.regs()->eq_overflow);
+    }
+    void consume_eq(uint32_t ci) { store_release(&drv.slot(1, eq_slot)->eq.ci, ci); }
+
+    FakeDriver drv;
+    uint32_t eq_slot = 0;
+    CqInfo cq;
+    QpInfo q;
+};
+
+// The event a full EQ dropped is not lost: the CQ stays armed, and once the
+// driver has made room the next completion notifies without a new request.
+TEST_F(FullEq, CqStaysArmedWhenItsEventIsDropped) {
+    fill_eq();
+    drv.arm_cq(cq, false);
+    complete_one(); // EQ full: dropped and counted
+    EXPECT_EQ(1u, drv.regs()->eq_overflow);
+    EXPECT_EQ(0u, drv.take_irqs(5));
+    consume_eq(16);
+    complete_one(); // no arm_cq() in between
+    EXPECT_EQ(1u, drv.take_irqs(5));
+    complete_one(); // that request is now used up
+    EXPECT_EQ(0u, drv.take_irqs(5));
+}
+
+// A solicited request whose event was dropped is owed: the next completion
+// of any kind delivers it.
+TEST_F(FullEq, DroppedSolicitedEventIsDeliveredByTheNextBatch) {
+    fill_eq();
+    drv.arm_cq(cq, true);
+    solicited_send();
+    EXPECT_EQ(1u, drv.regs()->eq_overflow);
+    consume_eq(16);
+    complete_one(); // not solicited
+    EXPECT_EQ(1u, drv.take_irqs(5));
+}
+
 TEST(ArmEq, CqePhaseFlipsOnEveryPass) {
     FakeDriver drv;
     drv.bring_up();

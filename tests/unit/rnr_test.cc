@@ -4,6 +4,10 @@
 #include "rc_fixture.h"
 
 #include "qp_engine.h"
+#include "rnr_backoff.h"
+
+#include <algorithm>
+#include <cstdio>
 
 namespace vrnic::test {
 namespace {
@@ -49,7 +53,7 @@ TEST_F(RnrInfinite, StallsUntilReceivePostedAndKeepsOrder) {
         advance(1'000'000); // 100 ms of RNR retries
     EXPECT_TRUE(drv.poll_cq(a_cq).empty());
     EXPECT_EQ(0, drv.host(dst_gpa + 128)[0]);
-    EXPECT_LT(drv.dev().next_deadline(), drv.clock() + rnr_timer_ns(1) + 1);
+    EXPECT_LE(drv.dev().next_deadline(), drv.clock() + kRnrBackoffCapNs);
     drv.post_recv(b, 50, {sge(dst, 0, 128)});
     drv.run(); // the RQ producer moved: retry now, no timer needed
     auto c = drv.poll_cq(a_cq);
@@ -83,6 +87,61 @@ TEST_F(RnrInfinite, SleepingDuringAnRnrWaitAsksForRqKicks) {
     ASSERT_EQ(1u, drv.poll_cq(a_cq).size());
     drv.dev().set_need_wakeup(true); // the wait is over
     EXPECT_EQ(need, drv.regs()->need_wakeup);
+}
+
+// An endless RNR wait (rnr_retry 7, a 10 us timer, no receive ever posted)
+// must not keep a host core busy: the retry deadlines back off, so over one
+// second the device wakes for the wait a few dozen times, not 100000; the
+// receive posted at the end still completes the SEND at once (the RQ
+// producer moved, which every pass looks at and RQ_WAKEUP kicks for).
+TEST_F(RnrInfinite, EndlessWaitBacksOffAndStillResumesAtOnce) {
+    drv.post_send(a, send(1));
+    drv.run();
+    const uint64_t start = drv.clock();
+    unsigned wakeups = 0;
+    for (;;) {
+        const uint64_t t = engine_next_deadline(drv.dev().state());
+        ASSERT_NE(UINT64_MAX, t);
+        if (t > start + 1'000'000'000 || wakeups > 200'000)
+            break;
+        drv.clock() = std::max(t, drv.clock());
+        drv.dev().poll_once();
+        wakeups++;
+    }
+    printf("RNR wake-ups in 1 s of waiting: %u\n", wakeups);
+    EXPECT_LT(wakeups, 50u);
+    // Never longer than the cap between two retries.
+    EXPECT_LE(engine_next_deadline(drv.dev().state()), drv.clock() + kRnrBackoffCapNs);
+    EXPECT_TRUE(drv.poll_cq(a_cq).empty());
+    drv.post_recv(b, 50, {sge(dst, 0, 128)});
+    drv.dev().poll_once(); // same instant: no timer involved
+    auto c = drv.poll_cq(a_cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+    EXPECT_TRUE(drv.check_pattern(dst_gpa, 100, 0x3d));
+    EXPECT_EQ(UINT64_MAX, engine_next_deadline(drv.dev().state()));
+}
+
+TEST(RnrBackoff, FiniteRetriesKeepTheTimer) {
+    for (uint8_t retry = 1; retry < 7; retry++)
+        for (uint32_t n = 0; n < 7; n++)
+            EXPECT_EQ(rnr_timer_ns(1), rnr_retry_delay_ns(1, retry, n));
+    EXPECT_EQ(rnr_timer_ns(0), rnr_retry_delay_ns(0, 6, 5));
+}
+
+TEST(RnrBackoff, InfiniteRetriesDoubleAfterTheFirstFewUpToTheCap) {
+    for (uint32_t n = 0; n < kRnrFullRateRetries; n++)
+        EXPECT_EQ(rnr_timer_ns(1), rnr_retry_delay_ns(1, 7, n));
+    uint64_t prev = rnr_timer_ns(1);
+    for (uint32_t n = kRnrFullRateRetries; n < 100; n++) {
+        const uint64_t t = rnr_retry_delay_ns(1, 7, n);
+        EXPECT_EQ(std::min(2 * prev, kRnrBackoffCapNs), t) << n;
+        prev = t;
+    }
+    EXPECT_EQ(kRnrBackoffCapNs, rnr_retry_delay_ns(1, 7, ~0u));
+    // A timer longer than the cap is kept as it is.
+    EXPECT_EQ(rnr_timer_ns(0), rnr_retry_delay_ns(0, 7, 1000));
+    EXPECT_EQ(rnr_timer_ns(31), rnr_retry_delay_ns(31, 7, 1000));
 }
 
 TEST_F(RnrTwo, ExhaustsRetriesThenRnrRetryExcErr) {

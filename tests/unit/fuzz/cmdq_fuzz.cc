@@ -5,7 +5,9 @@
 // completions outstanding, QPs through the whole MODIFY_QP state machine,
 // AHs, GIDs, EQs. Commands run one at a time or in batches that wrap the
 // ring, a byte of the next command may be corrupted, the producer index may
-// jump out of range (FATAL), and the driver may reset and start over.
+// jump out of range (FATAL), and the driver may reset and start over. After
+// every step the model's memory must be within its bound (fuzz_memory.h).
+#include "fuzz_memory.h"
 #include "fuzz_world.h"
 
 #include <algorithm>
@@ -40,12 +42,15 @@ class CmdFuzz {
         batch_ = 0;
         corrupt_ = false;
         pending_.clear();
+        last_reg_mr_ = vrnic_cmd{};
         while (!in.empty()) {
             step(in);
             w_.dev().poll_once();
+            check_model_memory(w_.dev().state());
         }
         flush();
         w_.settle();
+        check_model_memory(w_.dev().state());
     }
 
   private:
@@ -71,9 +76,16 @@ class CmdFuzz {
             handle_cmd(c, VRNIC_CMD_DESTROY_PD, pick(in, p_.pd));
             break;
         case 5:
-        case 6:
             reg_mr(c, in);
+            last_reg_mr_ = c;
             break;
+        case 6: { // the last REG_MR again, up to 64 times: one buffer registered
+            // over and over (its page list may have been overwritten since)
+            const uint32_t n = 1 + in.below(64);
+            for (uint32_t k = 0; k < n; k++)
+                submit(last_reg_mr_);
+            return;
+        }
         case 7:
             handle_cmd(c, VRNIC_CMD_DEREG_MR, pick(in, p_.mr));
             break;
@@ -638,6 +650,7 @@ class CmdFuzz {
     uint32_t corrupt_at_ = 0;
     uint8_t corrupt_xor_ = 0;
     std::vector<std::pair<uint32_t, vrnic_cmd>> pending_;
+    vrnic_cmd last_reg_mr_{};
 };
 
 } // namespace
