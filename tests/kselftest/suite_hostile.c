@@ -13,7 +13,8 @@
  * - publish stale producer and consumer indices (rewound, replayed);
  * - name MRs of another PD, addresses one byte outside a registered range
  *   and atomics on unaligned addresses;
- * - unmap a registered buffer, or exit, while the device writes into it.
+ * - unmap a registered buffer, or exit, while the device writes into it;
+ * - flood the device with more bytes than it moves in many seconds.
  * The bystander's traffic never fails, its memory is never touched, its
  * QPs stay in RTS, the device never goes fatal, and the attacker sees the
  * errors the device interface specifies for its own QPs.
@@ -884,6 +885,91 @@ TEST(process_exits_while_device_writes)
 		EXPECT_EQ(0, su_verifier_progress(&v, 2, 3 * SU_TIMEOUT_MS));
 	}
 	SU_EXPECT_VERIFIER_UNHARMED(&v, 3);
+	EXPECT_EQ(0, fresh_pair_works());
+}
+
+/* ------------------------------------------------------------------ */
+/* A flood of large messages                                           */
+/* ------------------------------------------------------------------ */
+
+#define FLOOD_QPS 128
+#define FLOOD_SGE_LEN (4u << 20)
+
+/*
+ * 128 self-connected QPs, each with 64 SENDs of 16 x 4 MiB SGEs (all on the
+ * first 8 MiB of one MR) into 64 MiB receives: 512 GiB to move, tens of
+ * seconds of the model's time. Posts everything, says so on @wfd, waits
+ * to be killed.
+ */
+static void flood_child(int wfd)
+{
+	struct su_opts o = { .send_sge = 16, .recv_sge = 1,
+			     .buf_size = 72u << 20 };
+	struct ibv_qp *qp[FLOOD_QPS];
+	struct ibv_sge s[16], r;
+	struct su_pair p;
+	struct ibv_cq *cq;
+	int i, j;
+
+	if (su_pair_open(&p, &o))
+		_exit(2);
+	for (j = 0; j < 16; j++)
+		s[j] = su_sge(&p, (j % 2) * FLOOD_SGE_LEN, FLOOD_SGE_LEN);
+	r = su_sge(&p, 8u << 20, 64u << 20);
+	for (i = 0; i < FLOOD_QPS; i++) {
+		cq = ibv_create_cq(p.env.ctx, 256, NULL, NULL, 0);
+		qp[i] = cq ? su_create_qp(&p, p.env.pd, cq, cq) : NULL;
+		if (!qp[i] || su_to_init(&p, qp[i]) ||
+		    su_to_rtr(&p, qp[i], qp[i]->qp_num) || su_to_rts(&p, qp[i]))
+			_exit(3);
+		for (j = 0; j < 64; j++)
+			if (su_post_recv(qp[i], j, &r, 1))
+				_exit(4);
+	}
+	/* Posted once every QP exists, so that it all starts at once. */
+	for (i = 0; i < FLOOD_QPS; i++)
+		for (j = 0; j < 64; j++)
+			if (su_post_send(qp[i], IBV_WR_SEND, j, s, 16,
+					 IBV_SEND_SIGNALED, 0, 0))
+				_exit(5);
+	if (write(wfd, "F", 1) != 1)
+		_exit(6);
+	for (;;)
+		pause();
+}
+
+/*
+ * The device works a flood in bounded slices: its heartbeat never stops
+ * for the driver's timeout, so it is not declared dead, and a bystander's
+ * traffic keeps flowing and verifying all along.
+ */
+TEST(flood_keeps_device_alive)
+{
+	struct su_verifier v;
+	int pipefd[2], st;
+	long end;
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, su_verifier_start(&v));
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		flood_child(pipefd[1]);
+	}
+	close(pipefd[1]);
+	EXPECT_EQ(1, read(pipefd[0], &c, 1)) TH_LOG("the flood never started");
+	close(pipefd[0]);
+	/* Longer than the driver's 5 s heartbeat timeout. */
+	end = su_now_ms() + 8000;
+	while (su_now_ms() < end && !v.s->failed)
+		EXPECT_EQ(0, su_verifier_progress(&v, 5, 3 * SU_TIMEOUT_MS));
+	EXPECT_EQ(0, waitpid(pid, &st, WNOHANG)) TH_LOG("the flood exited");
+	kill(pid, SIGKILL);
+	su_wait_child(pid, 3 * SU_TIMEOUT_MS);
+	SU_EXPECT_VERIFIER_UNHARMED(&v, 5);
 	EXPECT_EQ(0, fresh_pair_works());
 }
 
