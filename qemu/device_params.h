@@ -33,6 +33,10 @@ struct DeviceParams {
     uint32_t max_mtu = VRNIC_MTU_4096; // path MTU limit, enum vrnic_mtu
     uint32_t gid_tbl_len = 16;
     uint32_t eth_max_mtu = 9000;
+    // The work of one engine pass (device-interface.md 14.5): payload bytes
+    // of all QPs together, and of one QP per visit.
+    uint64_t pass_bytes = 4u << 20;
+    uint64_t qp_pass_bytes = 1u << 20;
     uint8_t mac[6] = {0x52, 0x54, 0x00, 0x56, 0x52, 0x01};
     uint64_t node_guid = 0x5254005652010001ull;
 

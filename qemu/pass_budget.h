@@ -12,19 +12,18 @@ namespace vrnic {
 
 class PassBudget {
   public:
-    // Bytes all QPs together may move in one pass.
-    static constexpr uint64_t kPassBytes = 4u << 20;
-    // Bytes one QP may move per visit.
-    static constexpr uint64_t kQpBytes = 1u << 20;
     // What a WQE costs beyond its payload (a flushed or zero-length WQE
     // included), so that the WQE count of a pass is bounded too.
     static constexpr uint64_t kWqeCost = 64;
 
-    void start_pass() {
-        pass_left_ = kPassBytes;
+    // `pass_bytes`: what all QPs together may move in one pass;
+    // `qp_bytes`: what one QP may move per visit (DeviceParams).
+    void start_pass(uint64_t pass_bytes, uint64_t qp_bytes) {
+        pass_left_ = std::max(pass_bytes, kWqeCost);
+        qp_bytes_ = std::max(qp_bytes, kWqeCost);
         used_ = 0;
     }
-    void start_qp() { qp_left_ = std::min(kQpBytes, pass_left_); }
+    void start_qp() { qp_left_ = std::min(qp_bytes_, pass_left_); }
 
     // A WQE step starts only while one more costs no more than what is left,
     // so a grant is never below kWqeCost (an atomic is never split).
@@ -46,8 +45,9 @@ class PassBudget {
     uint64_t used() const { return used_; }
 
   private:
-    uint64_t pass_left_ = kPassBytes;
-    uint64_t qp_left_ = kQpBytes;
+    uint64_t pass_left_ = 0;
+    uint64_t qp_bytes_ = 0;
+    uint64_t qp_left_ = 0;
     uint64_t used_ = 0;
 };
 

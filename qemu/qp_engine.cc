@@ -298,7 +298,7 @@ bool engine_poll(DeviceState& d) {
     // Nothing in a pass removes QPs; those added during it wait for the next.
     const size_t n = list.size();
     size_t i = d.obj->engine_next < n ? d.obj->engine_next : 0;
-    d.pass.start_pass();
+    d.pass.start_pass(d.params.pass_bytes, d.params.qp_pass_bytes);
     // Round-robin from where the last pass ended, so that the pass budget
     // never serves the same QPs first.
     for (size_t k = 0; k < n && !d.pass.pass_exhausted(); k++, i = (i + 1) % n) {

@@ -11,6 +11,7 @@ namespace vrnic::test {
 namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
+constexpr DeviceParams kParams{};
 
 class PassBudgetTest : public ::testing::Test {
   protected:
@@ -76,11 +77,11 @@ TEST_F(PassBudgetTest, OnePassIsBoundedHoweverLargeTheFlood) {
     uint64_t total = 0;
     for (int i = 0; i < 64; i++) {
         const uint64_t used = pass();
-        EXPECT_LE(used, PassBudget::kPassBytes) << "pass " << i;
+        EXPECT_LE(used, kParams.pass_bytes) << "pass " << i;
         total += used;
     }
     // Passes do work: the flood is being served, only in slices.
-    EXPECT_GE(total, 32 * PassBudget::kPassBytes);
+    EXPECT_GE(total, 32 * kParams.pass_bytes);
 }
 
 TEST_F(PassBudgetTest, FloodDoesNotStarveAnotherQp) {
@@ -96,7 +97,7 @@ TEST_F(PassBudgetTest, FloodDoesNotStarveAnotherQp) {
     w.sge = {{m.iova, 64, m.lkey}};
     drv.post_send(v, w);
     // Every QP gets a slice within one round of the pass budget.
-    const uint64_t round = (Flood::kQps + 1) * PassBudget::kQpBytes;
+    const uint64_t round = (Flood::kQps + 1) * kParams.qp_pass_bytes;
     uint64_t moved = 0;
     std::vector<vrnic_cqe> got;
     while (got.size() < 2 && moved <= 2 * round) {
@@ -126,7 +127,7 @@ TEST_F(PassBudgetTest, HeartbeatAdvancesInsideALongPass) {
 // SGE boundaries on either side.
 class SlicedMessage : public PassBudgetTest {
   protected:
-    static constexpr uint64_t kLen = 6 * PassBudget::kQpBytes + 12345;
+    static constexpr uint64_t kLen = 6 * kParams.qp_pass_bytes + 12345;
 
     void SetUp() override {
         PassBudgetTest::SetUp();
@@ -176,7 +177,7 @@ TEST_F(SlicedMessage, SendAcrossSgeBoundaries) {
     unsigned passes = 0;
     auto got = run_until(2, &passes);
     ASSERT_EQ(2u, got.size());
-    EXPECT_GT(passes, kLen / PassBudget::kQpBytes);
+    EXPECT_GT(passes, kLen / kParams.qp_pass_bytes);
     for (const vrnic_cqe& c : got) {
         EXPECT_EQ(VRNIC_WC_SUCCESS, c.status);
         EXPECT_EQ(kLen, c.byte_len);
@@ -190,7 +191,7 @@ TEST_F(SlicedMessage, WriteAndReadAcrossPasses) {
     auto got = run_until(1, &passes);
     ASSERT_EQ(1u, got.size());
     EXPECT_EQ(VRNIC_WC_SUCCESS, got[0].status);
-    EXPECT_GT(passes, kLen / PassBudget::kQpBytes);
+    EXPECT_GT(passes, kLen / kParams.qp_pass_bytes);
     EXPECT_TRUE(arrived());
 
     // And back: READ the destination into a fresh buffer.
@@ -204,7 +205,7 @@ TEST_F(SlicedMessage, WriteAndReadAcrossPasses) {
     got = run_until(1, &passes);
     ASSERT_EQ(1u, got.size());
     EXPECT_EQ(VRNIC_WC_SUCCESS, got[0].status);
-    EXPECT_GT(passes, kLen / PassBudget::kQpBytes);
+    EXPECT_GT(passes, kLen / kParams.qp_pass_bytes);
     EXPECT_TRUE(drv.check_pattern(src_gpa, kLen, 0x33));
 }
 
@@ -245,7 +246,7 @@ TEST_F(SlicedMessage, ResetRequestStopsBetweenSlices) {
     store_release(&r->reset_req, load_acquire(&r->reset_req) + 1);
     DeviceState& d = drv.dev().state();
     engine_poll(d);
-    EXPECT_LE(d.pass.used(), PassBudget::kQpBytes) << "more than one QP after the request";
+    EXPECT_LE(d.pass.used(), kParams.qp_pass_bytes) << "more than one QP after the request";
     drv.dev().poll_once();
     ASSERT_EQ(load_acquire(&r->reset_req), load_acquire(&r->reset_ack));
     for (int i = 0; i < 8; i++)
@@ -254,7 +255,7 @@ TEST_F(SlicedMessage, ResetRequestStopsBetweenSlices) {
     uint64_t written = 0;
     for (uint64_t i = 0; i < kLen; i++)
         written += p[i] != 0xee;
-    EXPECT_LE(written, PassBudget::kQpBytes);
+    EXPECT_LE(written, kParams.qp_pass_bytes);
 }
 
 } // namespace

@@ -45,7 +45,7 @@ class CmdFuzz {
         last_reg_mr_ = vrnic_cmd{};
         while (!in.empty()) {
             step(in);
-            w_.dev().poll_once();
+            w_.poll();
             check_model_memory(w_.dev().state());
         }
         flush();

@@ -160,7 +160,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             s.recreate_qp(in.below(Scene::kQps));
             break;
         }
-        w.dev().poll_once();
+        w.poll();
     }
     w.settle();
     if (!s.untouched(w)) // the prefilled WQEs name no physical MR

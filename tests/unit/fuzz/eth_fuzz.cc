@@ -135,7 +135,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const uint32_t ci = load_acquire(&r->tx_ci);
             e.tx_pi = move_pi(in, e.tx_pi, ci, e.rings.tx_log);
             store_release(&r->tx_pi, e.tx_pi);
-            w.dev().poll_once();
+            w.poll();
             if (e.rings.tx_base && !(r->device_status & VRNIC_DEV_STATUS_FATAL))
                 check_done(w, e.rings.tx_base, e.rings.tx_log, ci, load_acquire(&r->tx_ci));
             break;
@@ -165,7 +165,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             bring_up(w, e, in);
             break;
         }
-        w.dev().poll_once();
+        w.poll();
     }
     w.settle();
     return 0;

@@ -30,6 +30,10 @@ inline ModelMemory model_memory(const DeviceState& d) {
         m.charged += mr.pages_charge.entries();
         m.bytes += sizeof(Mr) + mr.pages.capacity() * sizeof(uint64_t);
     });
+    o.qps.for_each([&](uint32_t, const Qp& qp) {
+        if (qp.inflight)
+            m.bytes += sizeof(MsgInFlight);
+    });
     m.bytes += o.uctxs.count() * sizeof(Uctx) + o.pds.count() * sizeof(Pd) +
                o.cqs.count() * sizeof(Cq) + o.qps.count() * sizeof(Qp) +
                o.ahs.count() * sizeof(Ah) + o.eqs.count() * sizeof(Eq);
@@ -45,7 +49,8 @@ inline uint64_t model_memory_bound(const DeviceParams& p, uint64_t ram_bytes,
     *max_list_entries = 2 * (ram_bytes / VRNIC_PAGE_SIZE);
     const uint64_t tables = p.max_uctx() * sizeof(Uctx) + p.max_pd * sizeof(Pd) +
                             p.max_mr * sizeof(Mr) + p.max_cq * sizeof(Cq) + p.max_qp * sizeof(Qp) +
-                            p.max_ah * sizeof(Ah) + p.max_comp_eqs() * sizeof(Eq);
+                            p.max_ah * sizeof(Ah) + p.max_comp_eqs() * sizeof(Eq) +
+                            p.max_qp * sizeof(MsgInFlight); // one message in flight per QP
     // Vectors may hold twice what they need after growing.
     const uint64_t lists = 2 * ((p.db_page_count() + 1 + p.max_qp + p.max_cq) * sizeof(void*) +
                                 p.db_page_count() * sizeof(uint32_t));

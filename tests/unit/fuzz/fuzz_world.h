@@ -11,6 +11,7 @@
 #include "shared_word.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -40,6 +41,9 @@ inline DeviceParams fuzz_params() {
     p.max_mr = 32;
     p.max_pd = 8;
     p.max_ah = 8;
+    // Small enough that most messages move in several slices.
+    p.pass_bytes = 16 << 10;
+    p.qp_pass_bytes = 4 << 10;
     return p;
 }
 
@@ -110,7 +114,7 @@ class World {
         vrnic_regs* g = regs();
         store_release(&g->driver_ctrl, 0u);
         store_release(&g->reset_req, g->reset_req + 1);
-        dev_->poll_once();
+        poll();
         g->cmdq_base = r.cmdq_base;
         g->cmdq_log_depth = r.cmdq_log;
         g->aeq_base = r.aeq_base;
@@ -121,7 +125,7 @@ class World {
         g->rx_log_depth = r.rx_log;
         g->cmdq_pi = g->aeq_ci = g->tx_pi = g->rx_pi = 0;
         store_release(&g->driver_ctrl, uint32_t(VRNIC_DRV_CTRL_DRIVER_OK));
-        dev_->poll_once();
+        poll();
         cmdq_log_ = r.cmdq_log;
         cmd_pi_ = 0;
         return !(g->device_status & VRNIC_DEV_STATUS_FATAL);
@@ -136,7 +140,7 @@ class World {
     // Publishes everything written so far and lets the device run it.
     void publish_cmds() {
         store_release(&regs()->cmdq_pi, cmd_pi_);
-        dev_->poll_once();
+        poll();
     }
     const vrnic_cmd& response(uint32_t idx) {
         memcpy(&resp_, cmd_slot(idx), VRNIC_CMD_SIZE);
@@ -157,9 +161,22 @@ class World {
     }
     uint32_t cmd_pi() const { return cmd_pi_; }
 
+    // One pass, checking the invariant of every target: a pass does
+    // bounded work (device-interface.md 14.5), whatever the guest wrote.
+    bool poll() {
+        const bool progress = dev_->poll_once();
+        const uint64_t used = dev_->state().pass.used();
+        if (used > dev_->state().params.pass_bytes) {
+            fprintf(stderr, "bounded-pass invariant: %llu bytes of work in one pass\n",
+                    (unsigned long long)used);
+            abort();
+        }
+        return progress;
+    }
+
     // Steps until the device is idle (bounded: an RNR wait never ends).
     void settle(unsigned passes = 64) {
-        for (unsigned i = 0; i < passes && dev_->poll_once(); i++) {
+        for (unsigned i = 0; i < passes && poll(); i++) {
         }
     }
 

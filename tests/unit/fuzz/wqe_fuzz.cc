@@ -212,7 +212,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             break;
         }
         }
-        w.dev().poll_once();
+        w.poll();
         check_cqs(w, s);
     }
     w.settle();
