@@ -10,6 +10,7 @@
 
 #include <linux/bitops.h>
 #include <linux/completion.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -122,8 +123,21 @@ struct vrnic_eq {
 
 enum vrnic_dev_flags {
 	VRNIC_FLAG_FATAL,		/* device stopped or dead */
-	VRNIC_FLAG_DEAD,		/* heartbeat stopped: do not reset */
+	VRNIC_FLAG_DEAD,		/* heartbeat stopped or command timeout */
 	VRNIC_FLAG_IB_REGISTERED,
+	VRNIC_FLAG_RESET_PENDING,	/* reset requested, not acknowledged:
+					 * the device may still access memory
+					 */
+};
+
+/*
+ * Memory the device may still access, kept until it acknowledges a reset:
+ * an MR's pinned pages or a DMA buffer (ring, page list).
+ */
+struct vrnic_held {
+	struct list_head list;
+	struct ib_umem *umem;
+	struct vrnic_dma buf;
 };
 
 /* Per-port software counters (rdma statistic). */
@@ -171,6 +185,13 @@ struct vrnic_dev {
 	char admin_irq_name[32];
 	char eth_irq_name[32];
 	spinlock_t event_lock;		/* ib_dispatch_event vs unregister */
+
+	/* Releases while a reset is pending (section 5.2). */
+	spinlock_t held_lock;		/* held, held_bytes, reset_req */
+	struct list_head held;
+	u64 held_bytes;
+	u32 reset_req;			/* the value RESET_PENDING waits for */
+	bool held_warned;
 
 	/* Objects the device may name in EQEs and CQEs. */
 	struct xarray qp_xa;
@@ -380,6 +401,7 @@ static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
 void vrnic_set_fatal(struct vrnic_dev *dev, const char *why);
 int vrnic_dma_alloc(struct vrnic_dev *dev, struct vrnic_dma *buf, size_t size);
 void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf);
+void vrnic_umem_release(struct vrnic_dev *dev, struct ib_umem *umem);
 
 /* cmdq.c */
 int vrnic_cmdq_init(struct vrnic_dev *dev);
