@@ -275,6 +275,8 @@ struct vrnic_mmap_entry {
 	enum vrnic_mmap_type type;
 	phys_addr_t io_addr;		/* VRNIC_MMAP_IO_NC */
 	struct vrnic_dma buf;		/* VRNIC_MMAP_DMA: owned by the entry */
+	struct mm_struct *mm;		/* VRNIC_MMAP_DMA: charged npages */
+	unsigned long npages;
 };
 
 static inline struct vrnic_mmap_entry *
