@@ -8,6 +8,8 @@
  *                 device must treat as fatal (VRNIC_FATAL_CMDQ, device
  *                 interface 9.2). Tests the fatal path end to end; only a
  *                 reset (rmmod/insmod, or unbind/bind) recovers.
+ *   ceq_pause     write 1: stop consuming the completion EQs (the device
+ *                 fills them and then overflows); 0: consume again.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -74,6 +76,28 @@ static const struct file_operations vrnic_inject_fatal_fops = {
 	.llseek = no_llseek,
 };
 
+static ssize_t vrnic_ceq_pause_write(struct file *file,
+				     const char __user *buf, size_t len,
+				     loff_t *pos)
+{
+	struct vrnic_dev *dev = file->private_data;
+	bool pause;
+	int err;
+
+	err = kstrtobool_from_user(buf, len, &pause);
+	if (err)
+		return err;
+	vrnic_ceqs_pause(dev, pause);
+	return len;
+}
+
+static const struct file_operations vrnic_ceq_pause_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = vrnic_ceq_pause_write,
+	.llseek = no_llseek,
+};
+
 void vrnic_debugfs_add(struct vrnic_dev *dev)
 {
 	dev->debugfs = debugfs_create_dir(pci_name(dev->pdev),
@@ -82,6 +106,8 @@ void vrnic_debugfs_add(struct vrnic_dev *dev)
 			    &vrnic_state_fops);
 	debugfs_create_file("inject_fatal", 0200, dev->debugfs, dev,
 			    &vrnic_inject_fatal_fops);
+	debugfs_create_file("ceq_pause", 0200, dev->debugfs, dev,
+			    &vrnic_ceq_pause_fops);
 }
 
 void vrnic_debugfs_remove(struct vrnic_dev *dev)

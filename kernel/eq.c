@@ -9,8 +9,14 @@
  */
 #include <linux/interrupt.h>
 #include <linux/log2.h>
+#include <linux/module.h>
 
 #include "vrnic.h"
+
+static unsigned int vrnic_ceq_log_depth_param;
+module_param_named(ceq_log_depth, vrnic_ceq_log_depth_param, uint, 0444);
+MODULE_PARM_DESC(ceq_log_depth,
+		 "log2 of the completion EQ depth, 4..16 (default 0: room for two events per CQ the device allows)");
 
 static bool vrnic_eqe_valid(const struct vrnic_eq *eq, struct vrnic_eqe *out)
 {
@@ -172,6 +178,8 @@ static irqreturn_t vrnic_ceq_irq(int irq, void *data)
 	struct vrnic_cq *cq;
 	u32 done = 0;
 
+	if (READ_ONCE(dev->ceq_paused))
+		return IRQ_HANDLED;
 	while (done < budget && vrnic_eqe_valid(eq, &eqe)) {
 		eq->ci++;
 		done++;
@@ -257,6 +265,9 @@ static u32 vrnic_ceq_log_depth(struct vrnic_dev *dev)
 			1U << VRNIC_EQ_LOG_DEPTH_MAX);
 
 	max = min_t(u32, max, VRNIC_RING_MAX_BYTES / VRNIC_EQE_SIZE);
+	if (vrnic_ceq_log_depth_param)
+		want = 1ULL << min_t(u32, vrnic_ceq_log_depth_param,
+				     VRNIC_EQ_LOG_DEPTH_MAX);
 	want = min_t(u64, want, max);
 	return clamp_t(u32, ilog2(want), VRNIC_EQ_LOG_DEPTH_MIN,
 		       VRNIC_EQ_LOG_DEPTH_MAX);
@@ -361,4 +372,28 @@ u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector)
 	if (comp_vector < 0)
 		comp_vector = 0;
 	return dev->ceqs[comp_vector % dev->num_ceqs].eqn;
+}
+
+/*
+ * Test hook (debugfs ceq_pause): stop consuming the completion EQs, so
+ * that the device fills them, or consume again what they hold.
+ */
+void vrnic_ceqs_pause(struct vrnic_dev *dev, bool pause)
+{
+	struct vrnic_eq *eq;
+	int i;
+
+	WRITE_ONCE(dev->ceq_paused, pause);
+	if (pause)
+		return;
+	for (i = 0; i < dev->num_ceqs; i++) {
+		eq = &dev->ceqs[i];
+		if (!eq->irq)
+			continue;
+		disable_irq(eq->irq);
+		local_irq_disable();
+		vrnic_ceq_irq(eq->irq, eq);
+		local_irq_enable();
+		enable_irq(eq->irq);
+	}
 }

@@ -202,6 +202,7 @@ struct vrnic_dev {
 	u64 last_heartbeat;
 	unsigned long heartbeat_stamp;	/* jiffies of the last change */
 	u32 last_eq_overflow;
+	bool ceq_paused;		/* debugfs ceq_pause */
 
 	struct net_device *netdev;
 	struct vrnic_eth *eth;
@@ -428,6 +429,7 @@ void vrnic_irqs_free(struct vrnic_dev *dev);
 int vrnic_ceqs_create(struct vrnic_dev *dev);
 void vrnic_ceqs_destroy(struct vrnic_dev *dev);
 u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector);
+void vrnic_ceqs_pause(struct vrnic_dev *dev, bool pause);
 
 /* netdev.c */
 int vrnic_eth_alloc_rings(struct vrnic_dev *dev);
