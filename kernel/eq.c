@@ -193,6 +193,7 @@ static irqreturn_t vrnic_ceq_irq(int irq, void *data)
 			continue;
 		}
 		vrnic_count(dev, VRNIC_CNT_COMP_EVENTS, 1);
+		WRITE_ONCE(cq->armed, false);
 		if (cq->ibcq.comp_handler)
 			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 		vrnic_cq_put(cq);
@@ -372,6 +373,35 @@ u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector)
 	if (comp_vector < 0)
 		comp_vector = 0;
 	return dev->ceqs[comp_vector % dev->num_ceqs].eqn;
+}
+
+/*
+ * The device dropped events because an EQ was full (section 11.4); a
+ * completion event among them would leave its consumer waiting forever.
+ * Call the completion handler of every CQ that may have been armed, so
+ * that each consumer polls again, as after IB_CQ_REPORT_MISSED_EVENTS. A
+ * user CQ's arm word belongs to its process, so every user CQ is called:
+ * an extra event only makes a consumer poll an empty CQ. A kernel CQ is
+ * called only if armed since its last event. Process context.
+ */
+void vrnic_eq_overflow(struct vrnic_dev *dev)
+{
+	unsigned long idx, flags;
+	struct vrnic_cq *cq;
+	void *entry;
+
+	xa_for_each(&dev->cq_xa, idx, entry) {
+		cq = vrnic_cq_get(dev, idx);
+		if (!cq)
+			continue;
+		if ((cq->user || xchg(&cq->armed, false)) &&
+		    cq->ibcq.comp_handler) {
+			local_irq_save(flags);
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+			local_irq_restore(flags);
+		}
+		vrnic_cq_put(cq);
+	}
 }
 
 /*

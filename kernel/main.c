@@ -314,6 +314,7 @@ static void vrnic_watchdog(struct work_struct *work)
 				    "device dropped %u events: EQ full\n",
 				    (u32)(overflow - dev->last_eq_overflow));
 		dev->last_eq_overflow = overflow;
+		vrnic_eq_overflow(dev);
 	}
 
 	/* Lost interrupts must not stall commands or the Ethernet rings. */

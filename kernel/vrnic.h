@@ -336,6 +336,7 @@ struct vrnic_cq {
 	u32 ci;
 	u16 arm_next;
 	u16 arm_sol;
+	bool armed;			/* since its last completion event */
 	bool resizing;
 	struct mutex resize_lock;	/* resize vs. resize */
 	/* user CQs: the ring belongs to its mmap entry */
@@ -429,6 +430,7 @@ void vrnic_irqs_free(struct vrnic_dev *dev);
 int vrnic_ceqs_create(struct vrnic_dev *dev);
 void vrnic_ceqs_destroy(struct vrnic_dev *dev);
 u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector);
+void vrnic_eq_overflow(struct vrnic_dev *dev);
 void vrnic_ceqs_pause(struct vrnic_dev *dev, bool pause);
 
 /* netdev.c */
