@@ -324,9 +324,11 @@ timeout:
 }
 
 /*
- * Destroy a device object. A device that is gone took its objects with it,
- * so a failure then is a success for the caller: the RDMA core must be able
- * to release everything when the device died.
+ * Destroy a device object. Once the device is declared dead a failure is a
+ * success for the caller: the RDMA core must be able to release everything.
+ * The object's memory is safe to release only once the device acknowledged
+ * the reset the driver requested when it gave up on it: until then
+ * vrnic_dma_free() and vrnic_umem_release() keep it (main.c).
  */
 int vrnic_cmd_destroy(struct vrnic_dev *dev, u16 opcode, u32 handle)
 {

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * vrnic debugfs: /sys/kernel/debug/vrnic/<pci>/
- *   state         the device's status words and the driver's ring indices
+ *   state         the device's status words, the driver's ring indices, and
+ *                 held_bytes: memory released while a reset is pending,
+ *                 which the driver keeps until the device acknowledges it
  *   inject_fatal  write anything: publish an out-of-range cmdq_pi, which the
  *                 device must treat as fatal (VRNIC_FATAL_CMDQ, device
  *                 interface 9.2). Tests the fatal path end to end; only a
  *                 reset (rmmod/insmod, or unbind/bind) recovers.
+ *   ceq_pause     write 1: stop consuming the completion EQs (the device
+ *                 fills them and then overflows); 0: consume again.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -19,12 +23,16 @@ static int vrnic_state_show(struct seq_file *s, void *unused)
 	struct vrnic_dev *dev = s->private;
 	struct vrnic_regs __iomem *r = dev->regs;
 	unsigned long flags;
+	u64 held;
 	u32 pi, ci;
 
 	spin_lock_irqsave(&dev->cmdq.lock, flags);
 	pi = dev->cmdq.pi;
 	ci = dev->cmdq.ci;
 	spin_unlock_irqrestore(&dev->cmdq.lock, flags);
+	spin_lock_irqsave(&dev->held_lock, flags);
+	held = dev->held_bytes;
+	spin_unlock_irqrestore(&dev->held_lock, flags);
 
 	seq_printf(s, "device_status\t%#x\n", readl(&r->device_status));
 	seq_printf(s, "fatal_code\t%u\n", readl(&r->fatal_code));
@@ -33,6 +41,9 @@ static int vrnic_state_show(struct seq_file *s, void *unused)
 	seq_printf(s, "need_wakeup\t%u\n", readl(&r->need_wakeup));
 	seq_printf(s, "eq_overflow\t%u\n", readl(&r->eq_overflow));
 	seq_printf(s, "driver_fatal\t%d\n", vrnic_is_fatal(dev));
+	seq_printf(s, "reset_pending\t%d\n",
+		   test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags));
+	seq_printf(s, "held_bytes\t%llu\n", held);
 	seq_printf(s, "cmdq\tpi %u ci %u device_ci %u\n", pi, ci,
 		   readl(&r->cmdq_ci));
 	seq_printf(s, "aeq\tci %u device_pi %u\n", dev->aeq.ci,
@@ -65,6 +76,28 @@ static const struct file_operations vrnic_inject_fatal_fops = {
 	.llseek = no_llseek,
 };
 
+static ssize_t vrnic_ceq_pause_write(struct file *file,
+				     const char __user *buf, size_t len,
+				     loff_t *pos)
+{
+	struct vrnic_dev *dev = file->private_data;
+	bool pause;
+	int err;
+
+	err = kstrtobool_from_user(buf, len, &pause);
+	if (err)
+		return err;
+	vrnic_ceqs_pause(dev, pause);
+	return len;
+}
+
+static const struct file_operations vrnic_ceq_pause_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = vrnic_ceq_pause_write,
+	.llseek = no_llseek,
+};
+
 void vrnic_debugfs_add(struct vrnic_dev *dev)
 {
 	dev->debugfs = debugfs_create_dir(pci_name(dev->pdev),
@@ -73,6 +106,8 @@ void vrnic_debugfs_add(struct vrnic_dev *dev)
 			    &vrnic_state_fops);
 	debugfs_create_file("inject_fatal", 0200, dev->debugfs, dev,
 			    &vrnic_inject_fatal_fops);
+	debugfs_create_file("ceq_pause", 0200, dev->debugfs, dev,
+			    &vrnic_ceq_pause_fops);
 }
 
 void vrnic_debugfs_remove(struct vrnic_dev *dev)

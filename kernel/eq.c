@@ -9,8 +9,14 @@
  */
 #include <linux/interrupt.h>
 #include <linux/log2.h>
+#include <linux/module.h>
 
 #include "vrnic.h"
+
+static unsigned int vrnic_ceq_log_depth_param;
+module_param_named(ceq_log_depth, vrnic_ceq_log_depth_param, uint, 0444);
+MODULE_PARM_DESC(ceq_log_depth,
+		 "log2 of the completion EQ depth, 4..16 (default 0: room for two events per CQ the device allows)");
 
 static bool vrnic_eqe_valid(const struct vrnic_eq *eq, struct vrnic_eqe *out)
 {
@@ -172,6 +178,8 @@ static irqreturn_t vrnic_ceq_irq(int irq, void *data)
 	struct vrnic_cq *cq;
 	u32 done = 0;
 
+	if (READ_ONCE(dev->ceq_paused))
+		return IRQ_HANDLED;
 	while (done < budget && vrnic_eqe_valid(eq, &eqe)) {
 		eq->ci++;
 		done++;
@@ -185,6 +193,7 @@ static irqreturn_t vrnic_ceq_irq(int irq, void *data)
 			continue;
 		}
 		vrnic_count(dev, VRNIC_CNT_COMP_EVENTS, 1);
+		WRITE_ONCE(cq->armed, false);
 		if (cq->ibcq.comp_handler)
 			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 		vrnic_cq_put(cq);
@@ -257,6 +266,9 @@ static u32 vrnic_ceq_log_depth(struct vrnic_dev *dev)
 			1U << VRNIC_EQ_LOG_DEPTH_MAX);
 
 	max = min_t(u32, max, VRNIC_RING_MAX_BYTES / VRNIC_EQE_SIZE);
+	if (vrnic_ceq_log_depth_param)
+		want = 1ULL << min_t(u32, vrnic_ceq_log_depth_param,
+				     VRNIC_EQ_LOG_DEPTH_MAX);
 	want = min_t(u64, want, max);
 	return clamp_t(u32, ilog2(want), VRNIC_EQ_LOG_DEPTH_MIN,
 		       VRNIC_EQ_LOG_DEPTH_MAX);
@@ -361,4 +373,57 @@ u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector)
 	if (comp_vector < 0)
 		comp_vector = 0;
 	return dev->ceqs[comp_vector % dev->num_ceqs].eqn;
+}
+
+/*
+ * The device dropped events because an EQ was full (section 11.4); a
+ * completion event among them would leave its consumer waiting forever.
+ * Call the completion handler of every CQ that may have been armed, so
+ * that each consumer polls again, as after IB_CQ_REPORT_MISSED_EVENTS. A
+ * user CQ's arm word belongs to its process, so every user CQ is called:
+ * an extra event only makes a consumer poll an empty CQ. A kernel CQ is
+ * called only if armed since its last event. Process context.
+ */
+void vrnic_eq_overflow(struct vrnic_dev *dev)
+{
+	unsigned long idx, flags;
+	struct vrnic_cq *cq;
+	void *entry;
+
+	xa_for_each(&dev->cq_xa, idx, entry) {
+		cq = vrnic_cq_get(dev, idx);
+		if (!cq)
+			continue;
+		if ((cq->user || xchg(&cq->armed, false)) &&
+		    cq->ibcq.comp_handler) {
+			local_irq_save(flags);
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+			local_irq_restore(flags);
+		}
+		vrnic_cq_put(cq);
+	}
+}
+
+/*
+ * Test hook (debugfs ceq_pause): stop consuming the completion EQs, so
+ * that the device fills them, or consume again what they hold.
+ */
+void vrnic_ceqs_pause(struct vrnic_dev *dev, bool pause)
+{
+	struct vrnic_eq *eq;
+	int i;
+
+	WRITE_ONCE(dev->ceq_paused, pause);
+	if (pause)
+		return;
+	for (i = 0; i < dev->num_ceqs; i++) {
+		eq = &dev->ceqs[i];
+		if (!eq->irq)
+			continue;
+		disable_irq(eq->irq);
+		local_irq_disable();
+		vrnic_ceq_irq(eq->irq, eq);
+		local_irq_enable();
+		enable_irq(eq->irq);
+	}
 }

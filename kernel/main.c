@@ -57,12 +57,95 @@ int vrnic_dma_alloc(struct vrnic_dev *dev, struct vrnic_dma *buf, size_t size)
 	return 0;
 }
 
+/*
+ * While a reset is pending the device may still read or write what the
+ * driver is about to release: keep @umem or @buf on the held list instead,
+ * until vrnic_reset_check() sees the reset acknowledged. Returns true if
+ * the caller must not release it. Process context.
+ */
+static bool vrnic_hold(struct vrnic_dev *dev, struct ib_umem *umem,
+		       const struct vrnic_dma *buf)
+{
+	struct vrnic_held *h = NULL;
+	unsigned long flags;
+	bool warn;
+
+	spin_lock_irqsave(&dev->held_lock, flags);
+	while (test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags) && !h) {
+		spin_unlock_irqrestore(&dev->held_lock, flags);
+		h = kzalloc(sizeof(*h), GFP_KERNEL);
+		spin_lock_irqsave(&dev->held_lock, flags);
+		if (!h)
+			break;	/* leaked for good, still counted */
+	}
+	if (!test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags)) {
+		spin_unlock_irqrestore(&dev->held_lock, flags);
+		kfree(h);
+		return false;
+	}
+	if (h) {
+		h->umem = umem;
+		if (buf)
+			h->buf = *buf;
+		list_add_tail(&h->list, &dev->held);
+	}
+	dev->held_bytes += umem ? umem->length : buf->size;
+	warn = !dev->held_warned;
+	dev->held_warned = true;
+	spin_unlock_irqrestore(&dev->held_lock, flags);
+	if (warn)
+		dev_warn(&dev->pdev->dev,
+			 "device has not acknowledged its reset: keeping the memory it may still access until it does\n");
+	return true;
+}
+
 void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf)
 {
 	if (!buf->va)
 		return;
-	dma_free_coherent(&dev->pdev->dev, buf->size, buf->va, buf->dma);
+	if (!vrnic_hold(dev, NULL, buf))
+		dma_free_coherent(&dev->pdev->dev, buf->size, buf->va,
+				  buf->dma);
 	buf->va = NULL;
+}
+
+/* Unpin an MR's pages, unless the device may still access them. */
+void vrnic_umem_release(struct vrnic_dev *dev, struct ib_umem *umem)
+{
+	if (!vrnic_hold(dev, umem, NULL))
+		ib_umem_release(umem);
+}
+
+static void vrnic_release_held(struct vrnic_dev *dev, struct list_head *list)
+{
+	struct vrnic_held *h, *tmp;
+
+	list_for_each_entry_safe(h, tmp, list, list) {
+		if (h->umem)
+			ib_umem_release(h->umem);
+		else
+			dma_free_coherent(&dev->pdev->dev, h->buf.size,
+					  h->buf.va, h->buf.dma);
+		list_del(&h->list);
+		kfree(h);
+	}
+}
+
+/*
+ * Section 5.2 step 1, without waiting. RESET_PENDING is set before anyone
+ * can see FATAL: whoever releases memory after a failed command holds it.
+ */
+static void vrnic_request_reset_locked(struct vrnic_dev *dev)
+{
+	u32 req;
+
+	lockdep_assert_held(&dev->held_lock);
+	writel(0, &dev->regs->driver_ctrl);
+	req = readl(&dev->regs->reset_req) + 1;
+	writel(req, &dev->regs->reset_req);
+	dev->reset_req = req;
+	set_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags);
+	vrnic_kick(dev, VRNIC_KICK_CMD);
 }
 
 /*
@@ -88,14 +171,110 @@ static void vrnic_flag_db_pages_fatal(struct vrnic_dev *dev)
  */
 void vrnic_set_fatal(struct vrnic_dev *dev, const char *why)
 {
-	if (test_and_set_bit(VRNIC_FLAG_FATAL, &dev->flags))
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->held_lock, flags);
+	if (vrnic_is_fatal(dev)) {
+		spin_unlock_irqrestore(&dev->held_lock, flags);
 		return;
+	}
+	/*
+	 * A device the driver gives up on may still be running (stalled,
+	 * not dead): it must stop touching guest memory before any of it
+	 * is released.
+	 */
+	if (!test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags))
+		vrnic_request_reset_locked(dev);
+	set_bit(VRNIC_FLAG_FATAL, &dev->flags);
+	spin_unlock_irqrestore(&dev->held_lock, flags);
 	dev_err(&dev->pdev->dev, "device failed: %s\n", why);
 	vrnic_flag_db_pages_fatal(dev);
 	vrnic_cmdq_fail_all(dev);
 	vrnic_eth_link_update(dev);
 	vrnic_ib_dispatch(dev, IB_EVENT_PORT_ERR);
 	vrnic_ib_dispatch(dev, IB_EVENT_DEVICE_FATAL);
+}
+
+/*
+ * Has the device acknowledged the pending reset? Then it no longer touches
+ * guest memory (section 5.2): release what was held. True if no reset is
+ * pending any more. Process context.
+ */
+static bool vrnic_reset_check(struct vrnic_dev *dev)
+{
+	unsigned long flags;
+	bool acked = false;
+	LIST_HEAD(list);
+	u64 bytes = 0;
+
+	spin_lock_irqsave(&dev->held_lock, flags);
+	if (!test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags)) {
+		spin_unlock_irqrestore(&dev->held_lock, flags);
+		return true;
+	}
+	if (readl(&dev->regs->reset_ack) == dev->reset_req) {
+		acked = true;
+		clear_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags);
+		list_splice_init(&dev->held, &list);
+		bytes = dev->held_bytes;
+		dev->held_bytes = 0;
+	}
+	spin_unlock_irqrestore(&dev->held_lock, flags);
+	if (!acked)
+		return false;
+
+	if (bytes)
+		dev_info(&dev->pdev->dev,
+			 "device acknowledged its reset: releasing %llu bytes\n",
+			 bytes);
+	vrnic_release_held(dev, &list);
+	/* The reset zeroed the doorbell pages: keep posts failing. */
+	if (vrnic_is_fatal(dev))
+		vrnic_flag_db_pages_fatal(dev);
+	return true;
+}
+
+/*
+ * Before the driver's own rings go (remove, failed probe): make sure the
+ * device was reset, waiting for it to be acknowledged (section 5.2 step 3).
+ * Without it, everything released from now on is kept (and leaked by
+ * vrnic_leak_held()).
+ */
+static void vrnic_quiesce(struct vrnic_dev *dev)
+{
+	unsigned long flags, end;
+
+	spin_lock_irqsave(&dev->held_lock, flags);
+	if (!vrnic_is_fatal(dev) &&
+	    !test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags))
+		vrnic_request_reset_locked(dev);
+	spin_unlock_irqrestore(&dev->held_lock, flags);
+
+	end = jiffies + msecs_to_jiffies(VRNIC_RESET_TIMEOUT_MS);
+	while (!vrnic_reset_check(dev)) {
+		if (time_after(jiffies, end)) {
+			dev_err(&dev->pdev->dev,
+				"device did not acknowledge reset\n");
+			return;
+		}
+		usleep_range(1000, 2000);
+	}
+}
+
+/* Last step of remove: what the device never let go of is leaked. */
+static void vrnic_leak_held(struct vrnic_dev *dev)
+{
+	struct vrnic_held *h, *tmp;
+
+	if (!test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags))
+		return;
+	dev_warn(&dev->pdev->dev,
+		 "leaking %llu bytes the device may still access\n",
+		 dev->held_bytes);
+	list_for_each_entry_safe(h, tmp, &dev->held, list) {
+		list_del(&h->list);
+		kfree(h);
+	}
 }
 
 static void vrnic_watchdog(struct work_struct *work)
@@ -106,14 +285,14 @@ static void vrnic_watchdog(struct work_struct *work)
 	u64 hb;
 
 	if (vrnic_is_fatal(dev))
-		return;
+		goto fatal;
 
 	status = readl(&dev->regs->device_status);
 	if (status & VRNIC_DEV_STATUS_FATAL) {
 		dev_err(&dev->pdev->dev, "device status FATAL, code %u\n",
 			readl(&dev->regs->fatal_code));
 		vrnic_set_fatal(dev, "device status FATAL");
-		return;
+		goto fatal;
 	}
 
 	hb = readq(&dev->regs->heartbeat);
@@ -124,7 +303,7 @@ static void vrnic_watchdog(struct work_struct *work)
 			      msecs_to_jiffies(vrnic_heartbeat_timeout_ms))) {
 		set_bit(VRNIC_FLAG_DEAD, &dev->flags);
 		vrnic_set_fatal(dev, "heartbeat stopped");
-		return;
+		goto fatal;
 	}
 
 	overflow = readl(&dev->regs->eq_overflow);
@@ -135,6 +314,7 @@ static void vrnic_watchdog(struct work_struct *work)
 				    "device dropped %u events: EQ full\n",
 				    (u32)(overflow - dev->last_eq_overflow));
 		dev->last_eq_overflow = overflow;
+		vrnic_eq_overflow(dev);
 	}
 
 	/* Lost interrupts must not stall commands or the Ethernet rings. */
@@ -143,6 +323,13 @@ static void vrnic_watchdog(struct work_struct *work)
 
 	schedule_delayed_work(&dev->watchdog,
 			      msecs_to_jiffies(VRNIC_WATCHDOG_MS));
+	return;
+
+fatal:
+	/* Until the device acknowledges the reset, e.g. once it runs again. */
+	if (!vrnic_reset_check(dev))
+		schedule_delayed_work(&dev->watchdog,
+				      msecs_to_jiffies(VRNIC_WATCHDOG_MS));
 }
 
 static int vrnic_wait_ready(struct vrnic_dev *dev)
@@ -406,6 +593,8 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	dev->pdev = pdev;
 	pci_set_drvdata(pdev, dev);
 	spin_lock_init(&dev->event_lock);
+	spin_lock_init(&dev->held_lock);
+	INIT_LIST_HEAD(&dev->held);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
 	INIT_DELAYED_WORK(&dev->watchdog, vrnic_watchdog);
@@ -504,8 +693,7 @@ err_ceqs:
 err_watchdog:
 	cancel_delayed_work_sync(&dev->watchdog);
 err_reset:
-	if (!test_bit(VRNIC_FLAG_DEAD, &dev->flags))
-		vrnic_reset(dev);
+	vrnic_quiesce(dev);
 	vrnic_irqs_free(dev);
 err_eth_rings:
 	vrnic_eth_free_rings(dev);
@@ -514,6 +702,7 @@ err_aeq:
 err_cmdq:
 	vrnic_cmdq_free(dev);
 err_vectors:
+	vrnic_leak_held(dev);
 	vrnic_free_vectors(dev);
 err_unmap:
 	if (dev->bar2)
@@ -544,13 +733,16 @@ static void vrnic_remove(struct pci_dev *pdev)
 	cancel_delayed_work_sync(&dev->watchdog);
 	destroy_workqueue(dev->wq);
 
-	/* After the reset the device touches no guest memory any more. */
-	if (!test_bit(VRNIC_FLAG_DEAD, &dev->flags) && vrnic_reset(dev))
-		dev_err(&pdev->dev, "reset at remove failed\n");
+	/*
+	 * After the reset the device touches no guest memory any more; a
+	 * device that never acknowledges one keeps its rings.
+	 */
+	vrnic_quiesce(dev);
 	vrnic_irqs_free(dev);
 	vrnic_eth_free_rings(dev);
 	vrnic_aeq_free(dev);
 	vrnic_cmdq_free(dev);
+	vrnic_leak_held(dev);
 	vrnic_free_vectors(dev);
 	pci_iounmap(pdev, dev->bar2);
 	pci_iounmap(pdev, dev->bar0);

@@ -4,6 +4,8 @@
  * mmap entries, PDs, AHs, counters, and the ib_device_ops table.
  */
 #include <linux/if_vlan.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -307,9 +309,43 @@ vrnic_mmap_insert(struct vrnic_ucontext *uc,
 }
 
 /*
- * Make @buf mappable by the context. On success the entry owns the buffer
- * (@buf is cleared) and frees it in mmap_free, once the object removed the
- * entry and the last mapping is gone.
+ * A ring mapped into a process is memory it keeps locked: charge it to the
+ * caller's pinned_vm against RLIMIT_MEMLOCK, as ib_umem_get() charges an
+ * MR's pinned pages (CAP_IPC_LOCK lifts the limit, not the count).
+ */
+static int vrnic_charge_pinned(struct vrnic_mmap_entry *e, size_t size)
+{
+	unsigned long npages = PAGE_ALIGN(size) >> PAGE_SHIFT;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+
+	if (!mm)
+		return -EINVAL;
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	e->mm = mm;
+	e->npages = npages;
+	return 0;
+}
+
+static void vrnic_uncharge_pinned(struct vrnic_mmap_entry *e)
+{
+	if (!e->mm)
+		return;
+	atomic64_sub(e->npages, &e->mm->pinned_vm);
+	mmdrop(e->mm);
+	e->mm = NULL;
+}
+
+/*
+ * Make @buf mappable by the context and charge it to the caller's locked
+ * memory (-ENOMEM past RLIMIT_MEMLOCK). On success the entry owns the
+ * buffer (@buf is cleared) and frees and uncharges it in mmap_free, once
+ * the object removed the entry and the last mapping is gone.
  */
 struct rdma_user_mmap_entry *
 vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
@@ -317,12 +353,19 @@ vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
 {
 	struct vrnic_mmap_entry proto = { .type = VRNIC_MMAP_DMA, .buf = *buf };
 	struct rdma_user_mmap_entry *entry;
+	int err;
 
 	if (!virt_addr_valid(buf->va))
 		return ERR_PTR(-EINVAL);
+	err = vrnic_charge_pinned(&proto, buf->size);
+	if (err)
+		return ERR_PTR(err);
 	entry = vrnic_mmap_insert(uc, &proto, buf->size, key);
-	if (!IS_ERR(entry))
-		memset(buf, 0, sizeof(*buf));
+	if (IS_ERR(entry)) {
+		vrnic_uncharge_pinned(&proto);
+		return entry;
+	}
+	memset(buf, 0, sizeof(*buf));
 	return entry;
 }
 
@@ -343,8 +386,10 @@ void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
 	struct vrnic_mmap_entry *entry = to_vmmap(rdma_entry);
 
-	if (entry->type == VRNIC_MMAP_DMA)
+	if (entry->type == VRNIC_MMAP_DMA) {
 		vrnic_dma_free(entry->dev, &entry->buf);
+		vrnic_uncharge_pinned(entry);
+	}
 	vrnic_poison(entry, sizeof(*entry));
 	kfree(entry);
 }

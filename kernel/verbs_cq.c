@@ -299,6 +299,7 @@ int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		cq->arm_sol++;
 	else
 		cq->arm_next++;
+	WRITE_ONCE(cq->armed, true);
 	writel(VRNIC_CQ_ARM_WORD(cq->arm_next, cq->arm_sol),
 	       vrnic_cq_db(dev, cq, VRNIC_DB_CQ_ARM));
 	mb();	/* arm store before re-reading the CQ (section 12.3) */

@@ -204,7 +204,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	return &mr->ibmr;
 
 err_release:
-	ib_umem_release(mr->umem);
+	vrnic_umem_release(dev, mr->umem);
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
@@ -219,8 +219,11 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 				mr->handle);
 	if (err)
 		return err;
-	/* No access through the MR is in progress: unpin. */
-	ib_umem_release(mr->umem);
+	/*
+	 * No access through the MR is in progress: unpin (or, while the
+	 * device may still run unreset, keep the pages pinned).
+	 */
+	vrnic_umem_release(to_vdev(ibmr->device), mr->umem);
 	vrnic_poison(mr, sizeof(*mr));
 	kfree(mr);
 	return 0;

@@ -10,6 +10,7 @@
 
 #include <linux/bitops.h>
 #include <linux/completion.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
@@ -122,8 +123,21 @@ struct vrnic_eq {
 
 enum vrnic_dev_flags {
 	VRNIC_FLAG_FATAL,		/* device stopped or dead */
-	VRNIC_FLAG_DEAD,		/* heartbeat stopped: do not reset */
+	VRNIC_FLAG_DEAD,		/* heartbeat stopped or command timeout */
 	VRNIC_FLAG_IB_REGISTERED,
+	VRNIC_FLAG_RESET_PENDING,	/* reset requested, not acknowledged:
+					 * the device may still access memory
+					 */
+};
+
+/*
+ * Memory the device may still access, kept until it acknowledges a reset:
+ * an MR's pinned pages or a DMA buffer (ring, page list).
+ */
+struct vrnic_held {
+	struct list_head list;
+	struct ib_umem *umem;
+	struct vrnic_dma buf;
 };
 
 /* Per-port software counters (rdma statistic). */
@@ -172,6 +186,13 @@ struct vrnic_dev {
 	char eth_irq_name[32];
 	spinlock_t event_lock;		/* ib_dispatch_event vs unregister */
 
+	/* Releases while a reset is pending (section 5.2). */
+	spinlock_t held_lock;		/* held, held_bytes, reset_req */
+	struct list_head held;
+	u64 held_bytes;
+	u32 reset_req;			/* the value RESET_PENDING waits for */
+	bool held_warned;
+
 	/* Objects the device may name in EQEs and CQEs. */
 	struct xarray qp_xa;
 	struct xarray cq_xa;
@@ -181,6 +202,7 @@ struct vrnic_dev {
 	u64 last_heartbeat;
 	unsigned long heartbeat_stamp;	/* jiffies of the last change */
 	u32 last_eq_overflow;
+	bool ceq_paused;		/* debugfs ceq_pause */
 
 	struct net_device *netdev;
 	struct vrnic_eth *eth;
@@ -254,6 +276,8 @@ struct vrnic_mmap_entry {
 	enum vrnic_mmap_type type;
 	phys_addr_t io_addr;		/* VRNIC_MMAP_IO_NC */
 	struct vrnic_dma buf;		/* VRNIC_MMAP_DMA: owned by the entry */
+	struct mm_struct *mm;		/* VRNIC_MMAP_DMA: charged npages */
+	unsigned long npages;
 };
 
 static inline struct vrnic_mmap_entry *
@@ -312,6 +336,7 @@ struct vrnic_cq {
 	u32 ci;
 	u16 arm_next;
 	u16 arm_sol;
+	bool armed;			/* since its last completion event */
 	bool resizing;
 	struct mutex resize_lock;	/* resize vs. resize */
 	/* user CQs: the ring belongs to its mmap entry */
@@ -380,6 +405,7 @@ static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
 void vrnic_set_fatal(struct vrnic_dev *dev, const char *why);
 int vrnic_dma_alloc(struct vrnic_dev *dev, struct vrnic_dma *buf, size_t size);
 void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf);
+void vrnic_umem_release(struct vrnic_dev *dev, struct ib_umem *umem);
 
 /* cmdq.c */
 int vrnic_cmdq_init(struct vrnic_dev *dev);
@@ -404,6 +430,8 @@ void vrnic_irqs_free(struct vrnic_dev *dev);
 int vrnic_ceqs_create(struct vrnic_dev *dev);
 void vrnic_ceqs_destroy(struct vrnic_dev *dev);
 u32 vrnic_comp_vector_eqn(struct vrnic_dev *dev, int comp_vector);
+void vrnic_eq_overflow(struct vrnic_dev *dev);
+void vrnic_ceqs_pause(struct vrnic_dev *dev, bool pause);
 
 /* netdev.c */
 int vrnic_eth_alloc_rings(struct vrnic_dev *dev);
