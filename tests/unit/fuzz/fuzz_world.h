@@ -42,8 +42,8 @@ inline DeviceParams fuzz_params() {
     p.max_pd = 8;
     p.max_ah = 8;
     // Small enough that most messages move in several slices.
-    p.pass_bytes = 16 << 10;
-    p.qp_pass_bytes = 4 << 10;
+    p.pass_bytes = 4 << 10;
+    p.qp_pass_bytes = 1 << 10;
     return p;
 }
 
