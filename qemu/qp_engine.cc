@@ -6,6 +6,7 @@
 #include "events.h"
 #include "log.h"
 #include "mr.h"
+#include "psn.h"
 #include "qp_control.h"
 #include "shared_word.h"
 
@@ -165,6 +166,10 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
         return Outcome::consumed;
     }
+    if (!psn_in_sequence(qp, *resp)) { // dropped unanswered: retries exhaust
+        complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVePsnSequence);
+        return Outcome::consumed;
+    }
     Delivery r = respond(d, qp, *resp, h, msg);
     if (r.rnr) {
         const uint8_t limit = qp.attr.rnr_retry;
@@ -183,6 +188,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         return Outcome::rnr_wait;
     }
     d.note_delivery(*resp);
+    if (r.status == VRNIC_WC_SUCCESS)
+        psn_advance(qp, *resp, msg.len);
     qp.rnr_waiting = false;
     complete_send(d, qp, h, r.status, msg.len, r.vendor);
     return Outcome::consumed;
