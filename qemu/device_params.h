@@ -39,6 +39,11 @@ struct DeviceParams {
     uint64_t qp_pass_bytes = 1u << 20;
     uint8_t mac[6] = {0x52, 0x54, 0x00, 0x56, 0x52, 0x01};
     uint64_t node_guid = 0x5254005652010001ull;
+    // QPNs and memory keys (section 9.4): the secret is drawn from
+    // getrandom(2) at every reset unless a seed is given (tests, fuzzing);
+    // a freed QP or MR slot waits behind this many other allocations.
+    uint64_t key_seed = 0;
+    uint32_t handle_quarantine = 65536;
 
     uint32_t db_page_count() const {
         return static_cast<uint32_t>(bar2_size / VRNIC_PAGE_SIZE) - 1;

@@ -7,6 +7,8 @@
 #include "device_params.h"
 #include "guest_memory.h"
 #include "handle_table.h"
+#include "key_gen.h"
+#include "keyed_table.h"
 #include "objects.h"
 #include "pass_budget.h"
 #include "shared_word.h"
@@ -31,19 +33,23 @@ struct GidEntry {
 // The objects a reset forgets (section 5.2).
 struct Objects {
     explicit Objects(const DeviceParams& p)
-        : mr_pages(p.max_mr_pages), uctxs(p.max_uctx()), pds(p.max_pd), mrs(p.max_mr),
-          cqs(p.max_cq), qps(p.max_qp), ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
-          page_owner(p.db_page_count() + 1, nullptr) {
+        : mr_pages(p.max_mr_pages), keygen(p.key_seed), uctxs(p.max_uctx()), pds(p.max_pd),
+          mrs(p.max_mr, KeyedLayout::mr_keys(p.handle_quarantine), keygen), cqs(p.max_cq),
+          qps(p.max_qp, KeyedLayout::qpns(p.handle_quarantine), keygen), ahs(p.max_ah),
+          eqs(p.max_comp_eqs()), gids(p.gid_tbl_len), page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
         kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
     }
     PageBudget mr_pages; // before mrs: outlives the charges MRs hold
     Uctx kernel_uctx;
+    // QPNs and keys reach other QPs (and, later, other hosts): unguessable.
+    // The other handles name objects only their owner's kernel uses.
+    KeyGen keygen;
     HandleTable<Uctx> uctxs;
     HandleTable<Pd> pds;
-    HandleTable<Mr> mrs;
+    KeyedTable<Mr> mrs;
     HandleTable<Cq> cqs;
-    HandleTable<Qp> qps;
+    KeyedTable<Qp> qps;
     HandleTable<Ah> ahs;
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;

@@ -6,6 +6,7 @@
 #include "events.h"
 #include "log.h"
 #include "mr.h"
+#include "psn.h"
 #include "qp_control.h"
 #include "rnr_backoff.h"
 #include "shared_word.h"
@@ -152,6 +153,8 @@ Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, L
     if (r.partial)
         return Outcome::partial;
     d.note_delivery(resp);
+    if (r.status == VRNIC_WC_SUCCESS)
+        psn_advance(qp, resp, msg.len);
     qp.rnr_waiting = false;
     complete_send(d, qp, h, r.status, msg.len, r.vendor);
     return Outcome::consumed;
@@ -186,6 +189,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         complete_send(d, qp, h, st, 0, vendor);
     } else if (Qp* resp = find_responder(d, qp); !resp) {
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
+    } else if (!f && !psn_in_sequence(qp, *resp)) { // dropped unanswered: retries exhaust
+        complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVePsnSequence);
     } else {
         RecvWqe recv;
         Slice sl;

@@ -32,6 +32,7 @@ enum VendorErr : uint32_t {
     kVeBadRecvSge = 18,
     kVeBadRecvWqe = 19,
     kVeReadFault = 20,
+    kVePsnSequence = 21,
 };
 
 // One pass over every active QP; true when any WQE made progress.

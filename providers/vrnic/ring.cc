@@ -229,22 +229,37 @@ void WrBuilder::abort() noexcept {
 // ---------------------------------------------------------------------------
 
 QpTable::~QpTable() {
-    for (auto& d : dir_)
-        delete d.load(std::memory_order_relaxed);
+    for (auto& d : dir_) {
+        Mid* mid = d.load(std::memory_order_relaxed);
+        if (!mid)
+            continue;
+        for (auto& l : mid->leaf)
+            delete l.load(std::memory_order_relaxed);
+        delete mid;
+    }
 }
 
 int QpTable::insert(uint32_t qpn, QpRings* qp) noexcept {
     if (qpn > VRNIC_QPN_MASK || !qp)
         return EINVAL;
     std::lock_guard<std::mutex> guard(mutex_);
-    Leaf* leaf = dir_[qpn >> kLeafBits].load(std::memory_order_relaxed);
+    auto& d = dir_[qpn >> (2 * kBits)];
+    Mid* mid = d.load(std::memory_order_relaxed);
+    if (!mid) {
+        mid = new (std::nothrow) Mid();
+        if (!mid)
+            return ENOMEM;
+        d.store(mid, std::memory_order_release);
+    }
+    auto& l = mid->leaf[(qpn >> kBits) & kMask];
+    Leaf* leaf = l.load(std::memory_order_relaxed);
     if (!leaf) {
         leaf = new (std::nothrow) Leaf();
         if (!leaf)
             return ENOMEM;
-        dir_[qpn >> kLeafBits].store(leaf, std::memory_order_release);
+        l.store(leaf, std::memory_order_release);
     }
-    auto& entry = leaf->qp[qpn & kLeafMask];
+    auto& entry = leaf->qp[qpn & kMask];
     if (entry.load(std::memory_order_relaxed))
         return EINVAL;
     entry.store(qp, std::memory_order_release);
@@ -255,9 +270,10 @@ void QpTable::erase(uint32_t qpn) noexcept {
     if (qpn > VRNIC_QPN_MASK)
         return;
     std::lock_guard<std::mutex> guard(mutex_);
-    Leaf* leaf = dir_[qpn >> kLeafBits].load(std::memory_order_relaxed);
+    Mid* mid = dir_[qpn >> (2 * kBits)].load(std::memory_order_relaxed);
+    Leaf* leaf = mid ? mid->leaf[(qpn >> kBits) & kMask].load(std::memory_order_relaxed) : nullptr;
     if (leaf)
-        leaf->qp[qpn & kLeafMask].store(nullptr, std::memory_order_release);
+        leaf->qp[qpn & kMask].store(nullptr, std::memory_order_release);
 }
 
 // ---------------------------------------------------------------------------

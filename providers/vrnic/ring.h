@@ -302,10 +302,12 @@ class WrBuilder {
 };
 
 // ---------------------------------------------------------------------------
-// QPN -> QpRings lookup for the poller. Two levels of 4096 entries cover the
-// 24-bit QPN space. Readers (pollers, holding a CQ lock) look up without a
-// lock; insert/erase serialize on a mutex. A QP is erased only while its CQs'
-// locks are held, so a poller never sees a QP being freed.
+// QPN -> QpRings lookup for the poller. Three levels of 256 entries cover the
+// 24-bit QPN space, which the device fills sparsely (QPNs are unpredictable,
+// spec 9.4): each QP costs at most two 2 KiB nodes. Readers (pollers,
+// holding a CQ lock) look up without a lock; insert/erase serialize on a
+// mutex. A QP is erased only while its CQs' locks are held, so a poller never
+// sees a QP being freed.
 // ---------------------------------------------------------------------------
 class QpTable {
   public:
@@ -320,19 +322,23 @@ class QpTable {
     QpRings* find(uint32_t qpn) const noexcept {
         if (qpn > VRNIC_QPN_MASK)
             return nullptr;
-        Leaf* leaf = dir_[qpn >> kLeafBits].load(std::memory_order_acquire);
-        return leaf ? leaf->qp[qpn & kLeafMask].load(std::memory_order_acquire) : nullptr;
+        Mid* mid = dir_[qpn >> (2 * kBits)].load(std::memory_order_acquire);
+        Leaf* leaf =
+            mid ? mid->leaf[(qpn >> kBits) & kMask].load(std::memory_order_acquire) : nullptr;
+        return leaf ? leaf->qp[qpn & kMask].load(std::memory_order_acquire) : nullptr;
     }
 
   private:
-    static constexpr uint32_t kLeafBits = 12;
-    static constexpr uint32_t kLeafMask = (1U << kLeafBits) - 1;
-    static constexpr uint32_t kDirSize = (VRNIC_QPN_MASK + 1) >> kLeafBits;
+    static constexpr uint32_t kBits = 8;
+    static constexpr uint32_t kMask = (1U << kBits) - 1;
     struct Leaf {
-        std::atomic<QpRings*> qp[1U << kLeafBits];
+        std::atomic<QpRings*> qp[1U << kBits];
+    };
+    struct Mid {
+        std::atomic<Leaf*> leaf[1U << kBits];
     };
     std::mutex mutex_;
-    std::atomic<Leaf*> dir_[kDirSize] = {};
+    std::atomic<Mid*> dir_[1U << kBits] = {};
 };
 
 // ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@
  * - name MRs of another PD, addresses one byte outside a registered range
  *   and atomics on unaligned addresses;
  * - unmap a registered buffer, or exit, while the device writes into it;
+ * - name a victim QP from a QP it names back, but from the wrong PSN;
  * - flood the device with more bytes than it moves in many seconds.
  * The bystander's traffic never fails, its memory is never touched, its
  * QPs stay in RTS, the device never goes fatal, and the attacker sees the
@@ -971,6 +972,102 @@ TEST(flood_keeps_device_alive)
 	su_wait_child(pid, 3 * SU_TIMEOUT_MS);
 	SU_EXPECT_VERIFIER_UNHARMED(&v, 5);
 	EXPECT_EQ(0, fresh_pair_works());
+}
+
+/* ------------------------------------------------------------------ */
+/* A QP that names the victim but does not know its PSN                */
+/* ------------------------------------------------------------------ */
+
+static int psn_connect(struct su_pair *p, struct ibv_qp *qp, uint32_t dest,
+		       uint32_t rq_psn, uint32_t sq_psn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.rq_psn = rq_psn,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = {
+				.dgid = p->env.gid,
+				.sgid_index = p->env.gid_index,
+				.hop_limit = 64,
+			},
+			.port_num = 1,
+		},
+	};
+
+	if (su_to_init(p, qp) ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = sq_psn;
+	a.max_rd_atomic = 16;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * qp[1] (the victim) and qp[0] name each other, as after a QPN takeover,
+ * but qp[0] sends from another PSN than qp[1] expects: nothing arrives and
+ * qp[0] gets RETRY_EXC_ERR. From the right PSN the same QP delivers.
+ */
+TEST(wrong_psn_cannot_inject)
+{
+	struct su_opts o = { .no_connect = 1 };
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	uint8_t zero[64] = {};
+
+	ASSERT_EQ(0, su_pair_open(&p, &o));
+	ASSERT_EQ(0, psn_connect(&p, p.qp[1], p.qp[0]->qp_num, 0x1000, 0x77));
+	ASSERT_EQ(0, psn_connect(&p, p.qp[0], p.qp[1]->qp_num, 0x77, 0x2000));
+	memset(p.env.buf, 0, 4096);
+	su_fill(p.env.buf + 4096, 64, 5);
+	s = su_sge(&p, 0, 4096);
+	ASSERT_EQ(0, su_post_recv(p.qp[1], 1, &s, 1));
+	s = su_sge(&p, 4096, 64);
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status);
+	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 200));
+	EXPECT_EQ(0, memcmp(p.env.buf, zero, sizeof(zero)));
+	ASSERT_EQ(0, ibv_query_qp(p.qp[1], &qa, IBV_QP_STATE | IBV_QP_RQ_PSN,
+				  &ia));
+	EXPECT_EQ(IBV_QPS_RTS, qa.qp_state);
+	EXPECT_EQ(0x1000, qa.rq_psn);
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(p.qp[0], &qa, IBV_QP_STATE));
+	ASSERT_EQ(0, psn_connect(&p, p.qp[0], p.qp[1]->qp_num, 0x77, 0x1000));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 3, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(64, wc.byte_len);
+	EXPECT_EQ(0, memcmp(p.env.buf, p.env.buf + 4096, 64));
+	ASSERT_EQ(0, ibv_query_qp(p.qp[1], &qa, IBV_QP_RQ_PSN, &ia));
+	EXPECT_EQ(0x1001, qa.rq_psn);
+	ASSERT_EQ(0, ibv_query_qp(p.qp[0], &qa, IBV_QP_SQ_PSN, &ia));
+	EXPECT_EQ(0x1001, qa.sq_psn);
+	su_pair_close(&p);
 }
 
 TEST_HARNESS_MAIN

@@ -292,7 +292,7 @@ uint32_t FakeDriver::modify_qp(const QpInfo& qp, uint32_t mask, const vrnic_qp_a
 }
 
 void FakeDriver::connect(const QpInfo& qp, uint32_t dest_qpn, uint8_t rnr_retry,
-                         uint8_t min_rnr_timer, uint32_t access) {
+                         uint8_t min_rnr_timer, uint32_t access, uint32_t rq_psn, uint32_t sq_psn) {
     vrnic_qp_attr a{};
     a.qp_state = VRNIC_QPS_INIT;
     a.port_num = 1;
@@ -305,7 +305,7 @@ void FakeDriver::connect(const QpInfo& qp, uint32_t dest_qpn, uint8_t rnr_retry,
     a.qp_state = VRNIC_QPS_RTR;
     a.path_mtu = VRNIC_MTU_4096;
     a.dest_qpn = dest_qpn;
-    a.rq_psn = 0x123;
+    a.rq_psn = rq_psn;
     a.max_dest_rd_atomic = 4;
     a.min_rnr_timer = min_rnr_timer;
     memcpy(a.av.dgid, gid, 16);
@@ -321,7 +321,7 @@ void FakeDriver::connect(const QpInfo& qp, uint32_t dest_qpn, uint8_t rnr_retry,
     a.timeout = 14;
     a.retry_cnt = 7;
     a.rnr_retry = rnr_retry;
-    a.sq_psn = 0x456;
+    a.sq_psn = sq_psn;
     a.max_rd_atomic = 4;
     ASSERT_EQ(0u, modify_qp(qp,
                             VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |

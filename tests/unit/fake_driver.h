@@ -122,9 +122,12 @@ class FakeDriver {
     QpInfo create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, const CqInfo& rcq,
                      const QpOpts& o = QpOpts{});
     uint32_t modify_qp(const QpInfo& qp, uint32_t mask, const vrnic_qp_attr& a);
-    // RESET -> INIT -> RTR -> RTS against dest_qpn, with RNR parameters.
+    // RESET -> INIT -> RTR -> RTS against dest_qpn, with RNR parameters and
+    // PSNs (a pair agrees when each side's sq_psn is the other's rq_psn).
+    static constexpr uint32_t kPsn = 0x123;
     void connect(const QpInfo& qp, uint32_t dest_qpn, uint8_t rnr_retry = 7,
-                 uint8_t min_rnr_timer = 1, uint32_t access = VRNIC_ACCESS_ALL);
+                 uint8_t min_rnr_timer = 1, uint32_t access = VRNIC_ACCESS_ALL,
+                 uint32_t rq_psn = kPsn, uint32_t sq_psn = kPsn);
     void connect_pair(const QpInfo& a, const QpInfo& b);
     vrnic_qp_attr query_qp(const QpInfo& qp);
 

@@ -108,7 +108,7 @@ class QpModify : public ::testing::Test {
 };
 
 TEST_F(QpModify, FullBringUpAndQuery) {
-    drv.connect(qp, 0x1234, 5, 12);
+    drv.connect(qp, 0x1234, 5, 12, VRNIC_ACCESS_ALL, 0x123, 0x456);
     vrnic_qp_attr a = drv.query_qp(qp);
     EXPECT_EQ(VRNIC_QPS_RTS, a.qp_state);
     EXPECT_EQ(VRNIC_QPS_RTS, a.cur_qp_state);

@@ -276,6 +276,7 @@ TEST_F(RcError, ReadNeedsResponderRdAtomicResources) {
     x = {};
     x.qp_state = VRNIC_QPS_RTR;
     x.path_mtu = VRNIC_MTU_1024;
+    x.rq_psn = FakeDriver::kPsn; // what a sends from
     x.dest_qpn = a.qpn;
     x.av.vlan_id = VRNIC_VLAN_NONE;
     memcpy(x.av.dgid, drv.gid, 16);
@@ -466,6 +467,7 @@ TEST_F(RcError, CommEstOnFirstMessageInRtr) {
     x = {};
     x.qp_state = VRNIC_QPS_RTR;
     x.path_mtu = VRNIC_MTU_1024;
+    x.rq_psn = FakeDriver::kPsn; // what a sends from
     x.dest_qpn = a.qpn;
     x.max_dest_rd_atomic = 1;
     x.av.vlan_id = VRNIC_VLAN_NONE;

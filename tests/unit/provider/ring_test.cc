@@ -766,6 +766,28 @@ TEST(QpTable, InsertFindErase) {
     EXPECT_EQ(&b, t.find(2));
 }
 
+// The device's QPNs are spread over the whole 24-bit space (spec 9.4).
+TEST(QpTable, SparseQpns) {
+    QpTable t;
+    std::vector<QpRings> qps(4096);
+    std::vector<uint32_t> qpns;
+    uint32_t x = 12345;
+    for (size_t i = 0; i < qps.size(); i++) {
+        x = x * 1103515245 + 12345;
+        const uint32_t qpn = (x >> 4) & VRNIC_QPN_MASK;
+        if (t.find(qpn))
+            continue;
+        ASSERT_EQ(0, t.insert(qpn, &qps[i]));
+        qpns.push_back(qpn);
+    }
+    for (size_t i = 0; i < qpns.size(); i++)
+        EXPECT_NE(nullptr, t.find(qpns[i]));
+    for (uint32_t q : qpns)
+        t.erase(q);
+    for (uint32_t q : qpns)
+        EXPECT_EQ(nullptr, t.find(q));
+}
+
 // ---------------------------------------------------------------------------
 // The whole loop against a device running in another thread: it consumes
 // the SQ by the doorbell word and completes every WQE; the provider posts

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// PSNs at message level (device-interface.md 14.1): the requester's next PSN
+// (attr.sq_psn, from RTS) must be the responder's expected PSN (attr.rq_psn,
+// from RTR), or the responder drops the message as out of sequence. A message
+// takes ceil(len / path MTU) PSNs, at least one, at the requester's path MTU
+// (an RDMA READ the PSNs of its response packets, an atomic one); both sides
+// advance by that much when the responder has executed it.
+#pragma once
+
+#include "objects.h"
+
+#include <cstdint>
+
+namespace vrnic {
+
+inline uint32_t psn_packets(uint64_t len, uint8_t path_mtu) {
+    const unsigned lo = VRNIC_MTU_256, hi = VRNIC_MTU_4096;
+    const unsigned mtu = path_mtu < lo ? lo : path_mtu > hi ? hi : path_mtu;
+    const unsigned shift = 7 + mtu; // VRNIC_MTU_256 (1): 2^8
+    return len ? static_cast<uint32_t>(((len - 1) >> shift) + 1) : 1;
+}
+
+inline bool psn_in_sequence(const Qp& req, const Qp& resp) {
+    return req.attr.sq_psn == resp.attr.rq_psn;
+}
+
+inline void psn_advance(Qp& req, Qp& resp, uint64_t len) {
+    const uint32_t n = psn_packets(len, req.attr.path_mtu);
+    req.attr.sq_psn = (req.attr.sq_psn + n) & VRNIC_PSN_MASK;
+    resp.attr.rq_psn = (resp.attr.rq_psn + n) & VRNIC_PSN_MASK;
+}
+
+} // namespace vrnic
