@@ -902,7 +902,7 @@ TEST(process_exits_while_device_writes)
  * seconds of the model's time. Posts everything, says so on @wfd, waits
  * to be killed.
  */
-static void flood_child(int wfd)
+static void flood_child(int rfd, int wfd)
 {
 	struct su_opts o = { .send_sge = 16, .recv_sge = 1,
 			     .buf_size = 72u << 20 };
@@ -947,22 +947,17 @@ static void flood_child(int wfd)
 TEST(flood_keeps_device_alive)
 {
 	struct su_verifier v;
-	int pipefd[2], st;
+	int to, from, st;
 	long end;
 	pid_t pid;
 	char c;
 
 	ASSERT_EQ(0, su_verifier_start(&v));
-	ASSERT_EQ(0, pipe(pipefd));
-	pid = fork();
+	pid = su_spawn(flood_child, &to, &from);
 	ASSERT_LE(0, pid);
-	if (!pid) {
-		close(pipefd[0]);
-		flood_child(pipefd[1]);
-	}
-	close(pipefd[1]);
-	EXPECT_EQ(1, read(pipefd[0], &c, 1)) TH_LOG("the flood never started");
-	close(pipefd[0]);
+	EXPECT_EQ(1, read(from, &c, 1)) TH_LOG("the flood never started");
+	close(to);
+	close(from);
 	/* Longer than the driver's 5 s heartbeat timeout. */
 	end = su_now_ms() + 8000;
 	while (su_now_ms() < end && !v.s->failed)
