@@ -57,12 +57,6 @@ template <typename T> class HandleTable {
         return std::move(slots_[handle >> 8].obj);
     }
 
-    template <typename F> void for_each(F&& f) const {
-        for (uint32_t i = 1; i <= capacity(); i++)
-            if (slots_[i].obj)
-                f((i << 8) | slots_[i].gen, *slots_[i].obj);
-    }
-
   private:
     struct Slot {
         std::unique_ptr<T> obj;
