@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // A typed view of the BAR2 memory: the register page and the doorbell pages
 // (device-interface.md sections 3, 4, 7).
 #pragma once

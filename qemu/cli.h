@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Command line of vrnic-model. Parsing is separate from main() so it can be
 // unit-tested.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Address handles (section 10.18): a validated address vector owned by a PD.
 // The RC engine never reads them; they exist for UD and are checked as
 // strictly as a QP's path.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // CQ commands (sections 10.10-10.12).
 #include "cmd_util.h"
 #include "shared_word.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // SET_ETH: the Ethernet function's mode (section 10.22, since 1.1).
 #include "cmd_util.h"
 

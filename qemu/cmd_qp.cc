@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // QP commands (sections 10.13-10.16) and the effects of MODIFY_QP (15).
 #include "cmd_util.h"
 #include "events.h"

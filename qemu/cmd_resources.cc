@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Commands for contexts, PDs, MRs, EQs, the GID table and queries
 // (sections 10.2-10.9, 10.19-10.21).
 #include "cmd_util.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Helpers shared by the command handlers (cmd_*.cc).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The command queue ring and the opcode dispatch (sections 9.2, 9.3).
 #include "cmd_util.h"
 #include "events.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The command processor: consumes the command queue the driver fills in
 // guest memory (device-interface.md sections 9, 10).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // One vrnic device: the state of one attached VM and the single-threaded
 // step that drives it. The port thread calls poll_once() in a loop; unit
 // tests call it directly, which makes them deterministic.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The capabilities this model advertises in the register page
 // (device-interface.md section 20). The model enforces these values, never
 // their copies in BAR2, which the guest can write.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Everything one device (one attached VM) knows, shared by its units: the
 // command processor, the QP engine, the event path and the Ethernet rings.
 // Only the device's own thread touches it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Shared between the requester (qp_engine.cc) and responder (responder.cc)
 // halves of the QP engine.
 #pragma once

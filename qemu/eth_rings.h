@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The Ethernet function's TX and RX descriptor rings (device-interface.md
 // section 17). Frame switching between VMs comes later: TX hands each valid
 // frame to a sink (none yet: frames complete DONE and are discarded), or in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The event/interrupt path: CQE and EQE writing with the phase protocol, the
 // CQ arm protocol, CQ overflow detection and fatal errors
 // (device-interface.md sections 5.5, 6, 11, 12).

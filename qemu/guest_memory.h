@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Guest RAM as the model sees it: the memory-backend-file QEMU uses, mapped
 // shared. With -machine pc and <= 2 GiB of RAM a guest physical address is the
 // file offset, so the mapping is one linear range.

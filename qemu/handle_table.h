@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // A table of device objects addressed by 32-bit handles that carry a
 // generation ("key") byte in the low 8 bits: a handle that named a destroyed
 // object fails lookup instead of finding its successor in the same slot.

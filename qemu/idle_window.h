@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // How long the device thread busy-polls before it sleeps (section 8).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The ivshmem server side of QEMU's ivshmem-doorbell device
 // (docs/specs/ivshmem-spec.txt in QEMU). The model is peer 0; each QEMU that
 // connects is one VM and gets its own BAR2 memory and eventfds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Leveled logging to stderr. printf-style so it is cheap and thread-safe (one
 // fprintf per line).
 #pragma once

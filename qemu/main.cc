@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // vrnic-model: the device model process. Parses the command line, maps
 // guest RAM, binds the ivshmem socket and runs the port thread until
 // SIGTERM/SIGINT.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Memory regions on the data path: bounds, rights and address translation
 // (device-interface.md 10.8). Every host pointer comes from GuestMemory::at().
 #pragma once

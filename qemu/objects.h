@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The device's objects (what a real RNIC keeps in its context tables). They
 // hold only values the device validated; pointers between objects are safe
 // because an object cannot be destroyed while another references it (BUSY).

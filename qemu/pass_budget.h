@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The work one engine pass may do (device-interface.md 14.5): bytes moved,
 // device-wide and per QP visit, so that no guest input makes a pass long
 // enough to silence the heartbeat or starve other QPs. A large message is

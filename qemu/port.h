@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // One ivshmem socket: it serves one attached VM at a time with a fresh
 // Device, on its own thread (the device's poll loop). When QEMU goes away the
 // VM's device state is freed and the port waits for the next connection.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // QP state changes with their side effects, shared by MODIFY_QP and the
 // engine (device-interface.md sections 14.3, 15).
 #pragma once

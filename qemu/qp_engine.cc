@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The requester half of RC: SQ polling, WQE validation, destination lookup,
 // RNR retries, send completions and flushing (device-interface.md 13, 14).
 #include "qp_engine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The QP engine (data path): polls the producer indices of active QPs,
 // executes SQ WQEs against the responder QP of the same device and writes
 // completions (device-interface.md sections 13, 14).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The RC QP state machine of device-interface.md section 15 (the kernel's
 // ib_modify_qp_is_ok() table for RC), as a pure function.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The responder half of RC: receive WQE consumption, rkey checks, data
 // placement, atomics, and the responder's completions and errors
 // (device-interface.md 14.1, 14.4).

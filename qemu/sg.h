@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Scatter/gather lists over validated MR ranges, and the copy loop that moves
 // a whole message between two of them (message-level transport: memmove of
 // contiguous runs, no packetizing).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The BAR2 memory: an anonymous memfd the model creates and hands to QEMU,
 // which maps it as the ivshmem device's BAR2. ivshmem requires a power-of-two
 // size.

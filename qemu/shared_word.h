@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Accesses to words shared with the guest (BAR2 and guest RAM). The guest
 // runs concurrently, so every shared word is read or written with one aligned
 // atomic access of its width (device-interface.md section 1).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // RAII owner of a file descriptor: every fd the model opens is closed exactly once.
 #pragma once
 

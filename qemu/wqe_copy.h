@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The device's private copies of work queue entries: each WQE is read from
 // its ring once, then only the copy is checked and used. A message moved in
 // several slices keeps its copies in a MsgInFlight between passes.
