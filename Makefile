@@ -37,7 +37,7 @@ install: all
 
 kselftest:
 	$(MAKE) -C tests/kselftest OUT=$(CURDIR)/build/kselftest
-	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults
+	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults SUITE_LIB_OUT=$(CURDIR)/build/kselftest/lib
 
 check: all
 	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults

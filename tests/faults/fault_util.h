@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 
-#include "../kselftest/suite_util.h"
+#include "suite.h"
 
 /* A worker's exit status says what it saw. */
 enum fu_exit {

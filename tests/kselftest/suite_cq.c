@@ -19,7 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 /* Wait for one event on @ch; the CQ it names, or NULL after @ms. */

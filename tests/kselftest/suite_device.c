@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 /* The netdev `rdma link show vrnic0/1` names. */

@@ -24,7 +24,7 @@
 #include <sys/socket.h>
 
 #include "kselftest_harness.h"
-#include "suite_util.h"
+#include "suite.h"
 
 #define ETH_TEST_PROTO	0x88b5		/* IEEE 802 local experimental */
 #define RX_RING		128		/* VRNIC_ETH_RX_LOG_DEPTH in the driver */

@@ -22,7 +22,7 @@
  */
 #include <sys/mman.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 /*

@@ -24,7 +24,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define KB(pages) ((long)(pages) * 4)

@@ -23,7 +23,7 @@
  */
 #include <arpa/inet.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 static int device_max_sge(struct ibv_context *ctx)

@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define BIG_MR (128 << 20)

@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 /* N of /dev/infiniband/uverbsN for vrnic0, found once. */

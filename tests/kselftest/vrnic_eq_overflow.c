@@ -14,7 +14,7 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define PAIRS		12	/* 24 armed CQs: 8 more than the EQ holds */

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define IBSYS SU_SYS

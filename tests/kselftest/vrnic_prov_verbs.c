@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define BUF_SIZE (1 << 20)

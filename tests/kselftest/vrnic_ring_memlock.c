@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define LIMIT_KB	1024

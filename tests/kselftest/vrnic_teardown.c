@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 #define MR_BYTES (1 << 20)

@@ -6,7 +6,7 @@
  * KICK, QUERY_LAYOUT) accepting well-formed and rejecting malformed
  * ioctls.
  */
-#include "suite_util.h"
+#include "suite.h"
 #include "kselftest_harness.h"
 
 struct get_context_resp {

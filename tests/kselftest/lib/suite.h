@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The helper library of the guest test programs (tests/kselftest and
+ * tests/faults): opening vrnic0, a connected RC pair inside one
+ * context, polling, patterns, async events, raw uverbs commands on a
+ * context's cmd_fd, the driver namespace ioctl, a hand-built QP, the
+ * process-level accounting the tests compare (VmPin, `rdma res`) and a
+ * bystander process. The .c files beside this one define what it
+ * declares, one file a topic.
+ *
+ * Every helper returns a status instead of asserting, so the tests decide
+ * what is fatal and forked children can use them too.
+ */
+#ifndef VRNIC_SUITE_H
+#define VRNIC_SUITE_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+
+#include <vrnic_dev.h>
+#include <uapi/rdma/vrnic-abi.h>
+
+/* The harness compares int literals with unsigned verbs fields. */
+#pragma GCC diagnostic ignored "-Wsign-compare"
+
+#define SU_DEV "vrnic0"
+#define SU_SYS "/sys/class/infiniband/" SU_DEV
+#define SU_TIMEOUT_MS 10000
+
+long su_now_ms(void);
+void su_sleep_ms(long ms);
+int su_read_line(const char *path, char *buf, size_t len);
+
+/* "pd 0 cq 0 qp 0 ..." of vrnic0 from `rdma res show`, as one line. */
+int su_res_line(char *buf, size_t len);
+
+/*
+ * The vrnic netdev's IPv4 addresses ("a/n b/n "), saved before the driver
+ * goes away and put back on the new netdev afterwards: later tests may
+ * rely on them.
+ */
+void su_save_netdev_addrs(char *buf, size_t len);
+void su_restore_netdev_addrs(char *buf);
+
+/* Runs a formatted shell command; its exit status as system() gives it. */
+int su_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Port 1 of vrnic0 is ACTIVE. */
+int su_port_active(void);
+
+/* <project>/kernel/@ko, found from <project>/build/kselftest/<this test>. */
+int su_module_path(char *path, size_t len, const char *ko);
+
+/* ------------------------------------------------------------------ */
+/* Device, GIDs                                                        */
+/* ------------------------------------------------------------------ */
+
+struct ibv_context *su_open(void);
+extern const uint8_t su_v4_prefix[12];
+
+/* Index of a RoCE v2 IPv4-mapped GID (waiting up to 5 s), or -1. */
+int su_pick_gid(struct ibv_context *ctx, union ibv_gid *gid);
+
+/* ------------------------------------------------------------------ */
+/* A connected RC pair: qp[0] <-> qp[1] in one context                 */
+/* ------------------------------------------------------------------ */
+
+struct su_opts {
+	uint32_t send_wr, recv_wr, send_sge, recv_sge, inline_data;
+	int cqe;		/* per CQ; 0: 256 */
+	int channel;		/* one completion channel for both CQs */
+	size_t buf_size;	/* one MR over the buffer; 0: 1 MiB */
+	int mr_access;		/* 0: everything */
+	int qp_access;		/* 0: remote write|read|atomic */
+	int sig_all;
+	uint8_t rnr_retry;	/* requester, 0: 7 */
+	uint8_t min_rnr_timer;	/* responder, 0: 12 (0.64 ms) */
+	int no_rd_atomic;	/* responder max_dest_rd_atomic 0 (else 16) */
+	int no_connect;		/* leave both QPs in RESET */
+	int qp_ex;		/* ibv_create_qp_ex with every send op */
+};
+
+#define SU_MR_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/*
+ * What QPs need around them: a context, a PD, one MR, a GID. su_pair has
+ * one; hand-built QPs (su_raw) use one of their own.
+ */
+struct su_env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+};
+
+/*
+ * An MR with @access over @len bytes of @fill; 0, or the step that failed
+ * (1 to 5).
+ */
+int su_env_open(struct su_env *e, size_t len, uint8_t fill,
+		unsigned int access);
+void su_env_close(struct su_env *e);
+
+struct su_pair {
+	struct su_opts o;
+	struct su_env env;
+	size_t size;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq[2];
+	struct ibv_qp *qp[2];
+	struct ibv_qp_cap cap;
+};
+
+struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
+			    struct ibv_cq *scq,
+			    struct ibv_cq *rcq);
+int su_to_init(struct su_pair *p, struct ibv_qp *qp);
+int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
+	      uint32_t dest);
+int su_to_rts(struct su_pair *p, struct ibv_qp *qp);
+
+/* Connect @a and @b (both in RESET) to each other. */
+int su_connect(struct su_pair *p, struct ibv_qp *a,
+	       struct ibv_qp *b);
+
+/* Returns 0, or the negative number of the step that failed. */
+int su_pair_open(struct su_pair *p, const struct su_opts *o);
+void su_pair_close(struct su_pair *p);
+
+struct ibv_sge su_sge(struct su_pair *p, size_t off,
+		      uint32_t len);
+uint64_t su_addr(struct su_pair *p, size_t off);
+int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		 uint64_t wr_id, struct ibv_sge *s, int n,
+		 unsigned int flags, uint64_t raddr,
+		 uint32_t rkey);
+int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
+		 struct ibv_sge *s, int n);
+
+/* Poll one completion; 0 after @ms milliseconds without one. */
+int su_poll(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
+
+/* A byte pattern that differs per (seed, offset). */
+uint8_t su_pat(unsigned int seed, size_t i);
+void su_fill(void *b, size_t len, unsigned int seed);
+
+/* Offset of the first byte that does not match, or -1. */
+long su_check(const void *b, size_t len, unsigned int seed);
+
+/* Offset of the first byte that is not @v, or -1. */
+long su_check_byte(const void *b, size_t len, uint8_t v);
+
+/*
+ * Wait for the async event @type (for @elem, a QP or CQ pointer, or any
+ * element if NULL). Other events are acknowledged and skipped. Returns 1
+ * if it came, 0 if not.
+ */
+int su_wait_async(struct ibv_context *ctx,
+		  enum ibv_event_type type, void *elem, int ms);
+int su_qp_state(struct ibv_qp *qp);
+
+/* ------------------------------------------------------------------ */
+/* Raw uverbs: legacy write() commands and ioctls on a cmd_fd          */
+/* ------------------------------------------------------------------ */
+
+/* A write() command whose struct starts with ib_uverbs_cmd_hdr. */
+int su_uverbs_write(int fd, uint32_t command, void *cmd,
+		    size_t cmd_len, size_t out_len);
+
+/* N of /dev/infiniband/uverbsN for vrnic0, or -1. */
+int su_uverbs_index(void);
+
+/* vrnic0's uverbs character device, opened without libibverbs; or -1. */
+int su_open_uverbs(void);
+
+/*
+ * GET_CONTEXT on a fresh uverbs fd, with @drv_in_len bytes of driver
+ * input. With @core the caller gets the response and owns its async_fd;
+ * without, the async fd is closed. 0 or -errno.
+ */
+int su_get_context(int fd, const void *drv_in,
+		   size_t drv_in_len,
+		   struct ib_uverbs_get_context_resp *core,
+		   struct vrnic_ibv_alloc_ucontext_resp *drv);
+
+struct su_ioctl {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[4];
+};
+
+void su_ioctl_init(struct su_ioctl *io, uint16_t object,
+		   uint16_t method, uint16_t num_attrs);
+void su_ioctl_ptr(struct su_ioctl *io, int i, uint16_t id,
+		  void *ptr, uint16_t len);
+
+/* An IDR (object handle) attribute. */
+void su_ioctl_idr(struct su_ioctl *io, int i, uint16_t id,
+		  uint64_t handle);
+int su_ioctl_call(int fd, struct su_ioctl *io);
+int su_query_layout(int fd, struct vrnic_layout *l);
+int su_kick(int fd);
+
+/* ------------------------------------------------------------------ */
+/* A hand-built user QP: raw uverbs commands, our own ring accesses    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A CQ and an RC QP created with raw write() commands on a libibverbs
+ * context's cmd_fd (PD and MR come from libibverbs), their rings and the
+ * context's doorbell page mapped by this code, WQEs written per the device
+ * interface (section 13) without the provider. Posting can skip the
+ * wake-up kick, and the rings and doorbell words are at the caller's
+ * mercy. The objects' user_handle is the struct su_raw: libibverbs does
+ * not know them, so async events for them must be read with
+ * su_raw_async(), never with ibv_get_async_event().
+ */
+struct su_raw {
+	int fd;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	/* CQ */
+	uint32_t cq_handle, cqn, cq_slot, cq_log;
+	uint8_t *cq_ring;
+	size_t cq_ring_size;
+	uint32_t cq_ci;
+	/* QP */
+	uint32_t qp_handle, qpn, qp_slot;
+	uint8_t *sq, *rq;
+	size_t sq_size, rq_size;
+	uint8_t sq_log, sq_shift, rq_log, rq_shift;
+	uint32_t sq_pi, rq_pi;
+	/* doorbell page */
+	volatile uint32_t *db;
+	struct vrnic_layout layout;
+};
+
+volatile uint32_t *su_raw_word(struct su_raw *r, uint32_t slot,
+			       uint32_t byte);
+int su_raw_need_wakeup(struct su_raw *r);
+
+/* Returns 0 or -errno; @cqe entries, @wr work requests per queue. */
+int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
+		  struct ibv_pd *pd, uint32_t cqe, uint32_t wr,
+		  uint32_t sge);
+void su_raw_destroy(struct su_raw *r);
+
+/* INIT, RTR (towards @dest_qpn), RTS. */
+int su_raw_connect(struct su_raw *r, uint32_t dest_qpn,
+		   const union ibv_gid *gid, int gid_index);
+
+enum su_kick { SU_KICK_NEVER, SU_KICK_IF_NEEDED, SU_KICK_ALWAYS };
+
+/* The next SQ slot, zeroed. */
+struct vrnic_send_wqe_hdr *su_raw_sq_slot(struct su_raw *r);
+
+/* Publish @n more SQ WQEs (already written), then kick per @kick. */
+int su_raw_sq_ring(struct su_raw *r, uint32_t n,
+		   enum su_kick kick);
+
+/* One-SGE send-queue WQE: SEND or RDMA WRITE/READ. */
+int su_raw_post(struct su_raw *r, uint8_t opcode, uint64_t wr_id,
+		uint64_t addr, uint32_t len, uint32_t lkey,
+		uint64_t raddr, uint32_t rkey, enum su_kick kick);
+int su_raw_post_recv(struct su_raw *r, uint64_t wr_id,
+		     uint64_t addr, uint32_t len, uint32_t lkey,
+		     enum su_kick kick);
+int su_raw_poll_wait(struct su_raw *r, struct vrnic_cqe *out,
+		     int ms);
+
+/* The QP state the kernel reports (QUERY_QP), or -errno. */
+int su_raw_state(struct su_raw *r);
+
+/*
+ * Read async events straight from the context's async fd for up to @ms;
+ * return 1 once one of @type for the raw object @r arrives.
+ */
+int su_raw_async(struct ibv_context *ctx, struct su_raw *r,
+		 uint32_t type, int ms);
+
+/* ------------------------------------------------------------------ */
+/* Accounting: VmPin, `rdma res`, MemAvailable                         */
+/* ------------------------------------------------------------------ */
+
+long su_vmpin_kb(pid_t pid);
+long su_meminfo_kb(const char *key);
+
+struct su_res {
+	long pd, cq, qp, mr, ctx;
+};
+
+/* Object counts of vrnic0 from `rdma res show`. 0 or -1. */
+int su_res_get(struct su_res *r);
+int su_res_equal(const struct su_res *a, const struct su_res *b);
+
+/* Wait up to @ms for the counts to equal @want; 0 if they did. */
+int su_res_wait(const struct su_res *want, struct su_res *now,
+		int ms);
+
+/* ------------------------------------------------------------------ */
+/* Forked children                                                     */
+/* ------------------------------------------------------------------ */
+
+/* In a forked child: report a failed check on stderr and exit 1. */
+#define CHILD_CHECK(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "# child %d: %s:%d: check failed: %s (errno %d)\n", \
+			(int)getpid(), __FILE__, __LINE__, #cond, errno); \
+		_exit(1); \
+	} \
+} while (0)
+
+/*
+ * Fork a child that runs @fn(rfd, wfd) on its ends of two pipes and must
+ * not return; the parent writes to it on *@to and reads from it on *@from.
+ * The child's pid, or -1.
+ */
+pid_t su_spawn(void (*fn)(int rfd, int wfd), int *to, int *from);
+
+/* waitpid with a timeout: the child's wait status, or -1 (then killed). */
+int su_wait_child(pid_t pid, int ms);
+
+/* ------------------------------------------------------------------ */
+/* A concurrent well-behaved process                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A forked process with its own context and connected pair that moves
+ * verified bytes (SEND, RDMA WRITE, RDMA READ) round after round while a
+ * test attacks the device from elsewhere. It publishes what an attacker
+ * would aim at (its keys, QP numbers and a sentinel range nobody may
+ * write), counts its rounds in memory shared with the test, and when told
+ * to stop checks that its sentinel is intact, its QPs are still in RTS and
+ * its doorbell page does not say FATAL, then runs one last round.
+ */
+#define SU_V_SENTINEL (768 << 10)	/* 256 KiB of its 1 MiB buffer */
+#define SU_V_SENTINEL_LEN (256 << 10)
+#define SU_V_SEED 0xbad
+
+struct su_target {
+	uint64_t buf;		/* its buffer, a VA in its process */
+	uint64_t sentinel;	/* buf + SU_V_SENTINEL */
+	uint32_t lkey, rkey;
+	uint32_t qpn[2];
+	uint32_t pd_handle, mr_handle;
+};
+
+struct su_verifier_state {
+	struct su_target t;
+	volatile int ready;	/* 1: target valid; -1: setup failed */
+	volatile int stop;
+	volatile int rounds;
+	volatile int failed;	/* the failing step of a round, or 0 */
+	/* The verdict, valid once the process has exited. */
+	long sentinel_bad;	/* first bad offset, or -1 */
+	int qp_state[2];
+	uint32_t db_status;
+	int stray;		/* completions nobody asked for */
+	int last_round;		/* the round after stop: 0 or its failure */
+};
+
+struct su_verifier {
+	pid_t pid;
+	struct su_verifier_state *s;
+};
+
+/* SEND 8 KiB, RDMA WRITE 64 KiB, RDMA READ 16 KiB; 0 if every byte came. */
+int su_verifier_round(struct su_pair *p, unsigned int round);
+
+/* Start one and wait for its target; 0, or -1 (nothing left running). */
+int su_verifier_start(struct su_verifier *v);
+
+/*
+ * Wait until it completes @n more verified rounds (0), or fails or takes
+ * longer than @ms (-1): it is still making progress, not just alive.
+ */
+int su_verifier_progress(struct su_verifier *v, int n, int ms);
+
+/*
+ * Stop it (after @min_more further rounds) and collect its verdict into
+ * *@out; 0 if it was unharmed, else -1. Logs what went wrong on stderr.
+ */
+int su_verifier_stop(struct su_verifier *v, int min_more,
+		     struct su_verifier_state *out);
+
+/*
+ * For kselftest_harness tests: stop @v, expect it unharmed after at least
+ * @more further rounds.
+ */
+#define SU_EXPECT_VERIFIER_UNHARMED(v, more) do { \
+	struct su_verifier_state vs_; \
+	EXPECT_EQ(0, su_verifier_stop(v, more, &vs_)); \
+	TH_LOG("bystander: %d verified rounds", vs_.rounds); \
+} while (0)
+
+#endif /* VRNIC_SUITE_H */
