@@ -3,7 +3,7 @@
  * rmmod vrnic while several processes run verified traffic and one issues
  * commands without pause: each process gets DEVICE_FATAL (its verbs then
  * fail) and exits, rmmod returns, and the reloaded module serves new
- * processes with correct bytes and nothing left over. (vrnic_teardown's
+ * processes with correct bytes and nothing left over. (suite_teardown's
  * rmmod test holds objects but moves no data.)
  */
 #include "fault_util.h"

@@ -1,17 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Device registration as user space sees it: the uverbs character device
- * of vrnic0 (sysfs, /dev/infiniband, the fd libibverbs opens), one port
- * state everywhere (verbs, sysfs, `rdma link`), and RoCE v2 GIDs that
- * follow IPv4 addresses of the vrnic netdev and carry traffic while they
- * exist, including a table index reused after a removal.
+ * Device registration as user space sees it:
+ * - the PCI function is bound to vrnic, vrnic0 is a RoCE (Ethernet) CA
+ *   with one ACTIVE port and one P_Key, its command counters run, and its
+ *   paired net_device has a unicast MAC whose link-local address is the
+ *   default GID;
+ * - the uverbs character device of vrnic0 (sysfs, /dev/infiniband, the fd
+ *   libibverbs opens), one port state everywhere (verbs, sysfs, `rdma
+ *   link`), and address handles on a RoCE v2 GID;
+ * - RoCE v2 GIDs follow the IPv4 and IPv6 addresses of the vrnic netdev,
+ *   and the IPv4 ones carry traffic while they exist, including a table
+ *   index reused after a removal;
+ * - vrnic binds only to a vrnic: with the driver unbound, BAR2's
+ *   signature or major version is changed through sysfs and a bind must
+ *   fail with ENODEV, quietly and without touching the function; with the
+ *   original values back, the bind brings vrnic0 up again.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <endian.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -51,16 +64,17 @@ static void v4_gid_str(const char *ip, char *out, size_t len)
 		 b[0], b[1], b[2], b[3]);
 }
 
-/* Index of the RoCE v2 GID for @ip in sysfs, or -1. */
-static int sysfs_gid_index(const char *ip, const char *ndev)
+/* Index of the RoCE v2 GID @gid (as sysfs writes it) bound to @ndev, or -1. */
+static int gid_index(const char *gid, const char *ndev)
 {
-	char want[64], val[128], path[PATH_MAX];
+	char val[128], path[PATH_MAX];
 	int i;
 
-	v4_gid_str(ip, want, sizeof(want));
-	for (i = 0; i < 16; i++) {
+	for (i = 0; i < 1024; i++) {
 		snprintf(path, sizeof(path), SU_SYS "/ports/1/gids/%d", i);
-		if (su_read_line(path, val, sizeof(val)) || strcmp(val, want))
+		if (access(path, R_OK))
+			break;
+		if (su_read_line(path, val, sizeof(val)) || strcmp(val, gid))
 			continue;
 		snprintf(path, sizeof(path),
 			 SU_SYS "/ports/1/gid_attrs/types/%d", i);
@@ -76,18 +90,126 @@ static int sysfs_gid_index(const char *ip, const char *ndev)
 	return -1;
 }
 
-/* Wait up to 10 s for the GID of @ip to be present (@want) or gone. */
-static int wait_gid(const char *ip, const char *ndev, int want)
+/* Index of the RoCE v2 GID for @ip in sysfs, or -1. */
+static int sysfs_gid_index(const char *ip, const char *ndev)
+{
+	char gid[64];
+
+	v4_gid_str(ip, gid, sizeof(gid));
+	return gid_index(gid, ndev);
+}
+
+/* Wait up to 10 s for @gid to be present (@want) or gone. */
+static int wait_gid_str(const char *gid, const char *ndev, int want)
 {
 	int i, idx = -1;
 
 	for (i = 0; i < 100; i++) {
-		idx = sysfs_gid_index(ip, ndev);
+		idx = gid_index(gid, ndev);
 		if ((idx >= 0) == !!want)
 			return idx;
 		su_sleep_ms(100);
 	}
 	return want ? -1 : idx;
+}
+
+/* The same for the GID of @ip. */
+static int wait_gid(const char *ip, const char *ndev, int want)
+{
+	char gid[64];
+
+	v4_gid_str(ip, gid, sizeof(gid));
+	return wait_gid_str(gid, ndev, want);
+}
+
+/* The net_device of the vrnic PCI function. */
+static int vrnic_netdev(char *name, size_t len)
+{
+	DIR *d = opendir(SU_SYS "/device/net");
+	struct dirent *e;
+	int ret = -ENOENT;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(name, len, "%s", e->d_name);
+		ret = 0;
+		break;
+	}
+	closedir(d);
+	return ret;
+}
+
+TEST(pci_function_bound)
+{
+	char buf[PATH_MAX], link[PATH_MAX];
+	ssize_t n;
+
+	ASSERT_EQ(0, su_read_line(SU_SYS "/device/vendor", buf, sizeof(buf)));
+	EXPECT_STREQ("0x1af4", buf);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/device/device", buf, sizeof(buf)));
+	EXPECT_STREQ("0x1110", buf);
+	n = readlink(SU_SYS "/device/driver", link, sizeof(link) - 1);
+	ASSERT_LT(0, n);
+	link[n] = 0;
+	EXPECT_STREQ("vrnic", strrchr(link, '/') + 1);
+}
+
+TEST(rdma_device_attributes)
+{
+	char buf[256];
+
+	ASSERT_EQ(0, su_read_line(SU_SYS "/node_type", buf, sizeof(buf)));
+	EXPECT_STREQ("1: CA", buf);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/link_layer", buf,
+				  sizeof(buf)));
+	EXPECT_STREQ("Ethernet", buf);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/state", buf, sizeof(buf)));
+	EXPECT_STREQ("4: ACTIVE", buf);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/phys_state", buf,
+				  sizeof(buf)));
+	EXPECT_STREQ("5: LinkUp", buf);
+	ASSERT_EQ(0, su_read_line(SU_SYS "/fw_ver", buf, sizeof(buf)));
+	EXPECT_NE(0, buf[0]);
+	/* No port 2; one P_Key. */
+	EXPECT_NE(0, access(SU_SYS "/ports/2", F_OK));
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/pkeys/0", buf, sizeof(buf)));
+	EXPECT_STREQ("0xffff", buf);
+}
+
+TEST(driver_counters)
+{
+	char buf[64];
+
+	/* Every command the driver issued since probe is counted. */
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/hw_counters/commands", buf,
+				  sizeof(buf)));
+	EXPECT_LT(0, atol(buf));
+	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/hw_counters/command_timeouts",
+				  buf, sizeof(buf)));
+	EXPECT_EQ(0, atol(buf));
+}
+
+TEST(netdev_paired)
+{
+	char ndev[256], buf[256], path[PATH_MAX];
+	unsigned int m[6];
+
+	ASSERT_EQ(0, vrnic_netdev(ndev, sizeof(ndev)));
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ndev);
+	ASSERT_EQ(0, su_read_line(path, buf, sizeof(buf)));
+	ASSERT_EQ(6, sscanf(buf, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2],
+			    &m[3], &m[4], &m[5]));
+	EXPECT_EQ(0U, m[0] & 1) TH_LOG("multicast MAC %s", buf);
+
+	ASSERT_EQ(0, su_sh("ip link set dev %s up", ndev));
+	/* The default GID is the link-local address derived from the MAC. */
+	snprintf(buf, sizeof(buf),
+		 "fe80:0000:0000:0000:%02x%02x:%02xff:fe%02x:%02x%02x",
+		 m[0] ^ 2, m[1], m[2], m[3], m[4], m[5]);
+	EXPECT_LE(0, wait_gid_str(buf, ndev, 1)) TH_LOG("no GID %s", buf);
 }
 
 TEST(uverbs_char_device)
@@ -259,6 +381,7 @@ FIXTURE_TEARDOWN(gid)
 
 	for (i = 0; i < sizeof(ips) / sizeof(ips[0]); i++)
 		su_sh("ip addr del %s/24 dev %s 2>/dev/null", ips[i], self->ndev);
+	su_sh("ip addr del fd00:0:0:77::1/64 dev %s 2>/dev/null", self->ndev);
 }
 
 /*
@@ -409,6 +532,138 @@ TEST_F(gid, two_addresses_independent_and_index_reused)
 	EXPECT_EQ(-1, wait_gid("192.168.89.6", self->ndev, 0));
 	EXPECT_EQ(-1, wait_gid("192.168.90.7", self->ndev, 0));
 	ibv_close_device(ctx);
+}
+
+TEST_F(gid, ipv6_address_follows)
+{
+	const char *gid = "fd00:0000:0000:0077:0000:0000:0000:0001";
+
+	ASSERT_EQ(0, su_sh("ip addr add fd00:0:0:77::1/64 dev %s nodad",
+			   self->ndev));
+	EXPECT_LE(0, wait_gid_str(gid, self->ndev, 1))
+		TH_LOG("GID did not appear");
+	ASSERT_EQ(0, su_sh("ip addr del fd00:0:0:77::1/64 dev %s", self->ndev));
+	EXPECT_EQ(-1, wait_gid_str(gid, self->ndev, 0)) TH_LOG("GID stayed");
+}
+
+/* ------------------------------------------------------------------ */
+/* Binding only to a vrnic                                             */
+/* ------------------------------------------------------------------ */
+
+#define DRV "/sys/bus/pci/drivers/vrnic"
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+static int kmsg_vrnic_lines(void)
+{
+	FILE *p = popen("dmesg | grep -c vrnic", "r");
+	int n = -1;
+
+	if (!p)
+		return -1;
+	if (fscanf(p, "%d", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
+static char saved_addrs[1024];
+
+FIXTURE(unbound) {
+	char pci[64];
+	char dev[PATH_MAX];
+	int fd;
+	struct vrnic_regs *regs;
+	__u32 signature;
+	__u16 major;
+};
+
+FIXTURE_SETUP(unbound)
+{
+	char link[PATH_MAX], path[PATH_MAX + 32];
+	ssize_t n;
+
+	self->fd = -1;
+	self->regs = MAP_FAILED;
+	n = readlink(SU_SYS "/device", link, sizeof(link) - 1);
+	ASSERT_LT(0, n);
+	link[n] = 0;
+	snprintf(self->pci, sizeof(self->pci), "%s", basename(link));
+	snprintf(self->dev, sizeof(self->dev), "/sys/bus/pci/devices/%s",
+		 self->pci);
+
+	su_save_netdev_addrs(saved_addrs, sizeof(saved_addrs));
+	ASSERT_EQ(0, write_str(DRV "/unbind", self->pci));
+	ASSERT_NE(0, access(SU_SYS, F_OK));
+
+	/* Unbound: memory decoding via sysfs, then BAR2 by mmap. */
+	snprintf(path, sizeof(path), "%s/enable", self->dev);
+	ASSERT_EQ(0, write_str(path, "1"));
+	snprintf(path, sizeof(path), "%s/resource2", self->dev);
+	self->fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	self->regs = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->regs);
+	self->signature = self->regs->signature;
+	self->major = self->regs->version_major;
+	ASSERT_EQ(VRNIC_SIGNATURE, self->signature);
+	ASSERT_EQ(VRNIC_VERSION_MAJOR, self->major);
+}
+
+FIXTURE_TEARDOWN(unbound)
+{
+	char path[PATH_MAX + 32];
+	int i;
+
+	if (self->regs != MAP_FAILED) {
+		self->regs->signature = self->signature;
+		self->regs->version_major = self->major;
+		munmap(self->regs, 4096);
+	}
+	if (self->fd >= 0)
+		close(self->fd);
+	snprintf(path, sizeof(path), "%s/enable", self->dev);
+	write_str(path, "0");
+	/* The real thing binds again and comes up. */
+	EXPECT_EQ(0, write_str(DRV "/bind", self->pci));
+	for (i = 0; i < 100 && !su_port_active(); i++)
+		su_sleep_ms(100);
+	EXPECT_TRUE(su_port_active());
+	su_restore_netdev_addrs(saved_addrs);
+}
+
+TEST_F(unbound, foreign_signature_is_left_alone)
+{
+	int before = kmsg_vrnic_lines();
+
+	self->regs->signature = 0x12345678;
+	EXPECT_EQ(-ENODEV, write_str(DRV "/bind", self->pci));
+	EXPECT_NE(0, access(SU_SYS, F_OK));
+	/* Untouched: what we wrote is still there, nothing was logged. */
+	EXPECT_EQ(0x12345678U, self->regs->signature);
+	EXPECT_EQ(before, kmsg_vrnic_lines());
+}
+
+TEST_F(unbound, unknown_major_version_is_refused)
+{
+	int before = kmsg_vrnic_lines();
+
+	self->regs->version_major = VRNIC_VERSION_MAJOR + 1;
+	EXPECT_EQ(-ENODEV, write_str(DRV "/bind", self->pci));
+	EXPECT_NE(0, access(SU_SYS, F_OK));
+	EXPECT_EQ(before, kmsg_vrnic_lines());
 }
 
 TEST_HARNESS_MAIN
