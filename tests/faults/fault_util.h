@@ -220,14 +220,6 @@ static inline int fu_start_workers(pid_t *pid, int n, int churn, int ms)
 /* The module                                                          */
 /* ------------------------------------------------------------------ */
 
-static inline int fu_port_active(void)
-{
-	char buf[64];
-
-	return !su_read_line(SU_SYS "/ports/1/state", buf, sizeof(buf)) &&
-	       !strncmp(buf, "4: ACTIVE", 9);
-}
-
 /*
  * rmmod vrnic in a child so that a hang is seen: 0, -errno of
  * delete_module, or -ETIMEDOUT after @ms.
@@ -252,21 +244,13 @@ static inline int fu_rmmod(int ms)
 static inline int fu_insmod(void)
 {
 	char path[PATH_MAX], addr[PATH_MAX + 32];
-	int fd, ret, i;
+	int ret;
 
 	if (su_module_path(path, sizeof(path), "vrnic.ko"))
 		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(SYS_finit_module, fd, "", 0);
-	close(fd);
+	ret = su_insmod("");
 	if (ret)
-		return -errno;
-	for (i = 0; i < 200 && !fu_port_active(); i++)
-		su_sleep_ms(50);
-	if (!fu_port_active())
-		return -ETIMEDOUT;
+		return ret;
 	/* Later tests and tools expect vrnic0's address. */
 	snprintf(addr, sizeof(addr), "%s/../scripts/vm.d/vrnic-addr",
 		 dirname(path));

@@ -119,7 +119,7 @@ FIXTURE(reload) {
 
 FIXTURE_SETUP(reload)
 {
-	ASSERT_TRUE(fu_port_active());
+	ASSERT_TRUE(su_port_active());
 }
 
 FIXTURE_TEARDOWN(reload)

@@ -65,7 +65,7 @@ TEST_F_TIMEOUT(dead, model_killed_under_load, 600)
 			TH_LOG("worker %d: status %#x", i + 1, st);
 	}
 	TH_LOG("all workers out %ld ms after the marker", su_now_ms() - t0);
-	EXPECT_FALSE(fu_port_active());
+	EXPECT_FALSE(su_port_active());
 	ASSERT_EQ(0, su_read_line(SU_SYS "/ports/1/hw_counters/command_timeouts",
 				  buf, sizeof(buf)));
 	timeouts = strtol(buf, NULL, 10);

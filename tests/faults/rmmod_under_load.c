@@ -24,7 +24,7 @@ FIXTURE_VARIANT_ADD(rmmod, after_1s) { .delay_ms = 1000 };
 
 FIXTURE_SETUP(rmmod)
 {
-	ASSERT_TRUE(fu_port_active());
+	ASSERT_TRUE(su_port_active());
 	ASSERT_EQ(0, su_res_get(&self->base));
 }
 

@@ -26,9 +26,7 @@
  */
 #include <arpa/inet.h>
 #include <sys/epoll.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 
 #include "suite.h"
 #include "kselftest_harness.h"
@@ -451,46 +449,6 @@ TEST(errored_cq_takes_down_later_qps)
 
 static char dbg[PATH_MAX];
 
-static int reload(const char *params)
-{
-	char path[PATH_MAX], addrs[1024];
-	int fd, ret, i;
-
-	if (su_module_path(path, sizeof(path), "vrnic.ko"))
-		return -1;
-	su_save_netdev_addrs(addrs, sizeof(addrs));
-	if (syscall(SYS_delete_module, "vrnic", O_NONBLOCK))
-		return -2;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -3;
-	ret = syscall(SYS_finit_module, fd, params, 0);
-	close(fd);
-	if (ret)
-		return -4;
-	for (i = 0; i < 100 && !su_port_active(); i++)
-		su_sleep_ms(100);
-	if (!su_port_active())
-		return -5;
-	su_restore_netdev_addrs(addrs);
-	return 0;
-}
-
-static int debugfs_dir(void)
-{
-	char link[PATH_MAX];
-	ssize_t n;
-
-	if (access("/sys/kernel/debug/vrnic", F_OK))
-		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	n = readlink(SU_SYS "/device", link, sizeof(link) - 1);
-	if (n <= 0)
-		return -1;
-	link[n] = 0;
-	snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/vrnic/%s", basename(link));
-	return access(dbg, F_OK);
-}
-
 static int ceq_pause(int on)
 {
 	char path[PATH_MAX + 16];
@@ -595,16 +553,16 @@ FIXTURE(overflow) {
 
 FIXTURE_SETUP(overflow)
 {
-	ASSERT_EQ(0, reload("ceq_log_depth=4"));
+	ASSERT_EQ(0, su_reload("ceq_log_depth=4"));
 	self->loaded = 1;
-	ASSERT_EQ(0, debugfs_dir());
+	ASSERT_EQ(0, su_debugfs_dir(dbg, sizeof(dbg)));
 }
 
 FIXTURE_TEARDOWN(overflow)
 {
 	if (self->loaded) {
 		ceq_pause(0);
-		EXPECT_EQ(0, reload(""));
+		EXPECT_EQ(0, su_reload(""));
 	}
 }
 

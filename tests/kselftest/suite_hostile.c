@@ -976,40 +976,9 @@ TEST(flood_keeps_device_alive)
 static int psn_connect(struct su_pair *p, struct ibv_qp *qp, uint32_t dest,
 		       uint32_t rq_psn, uint32_t sq_psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest,
-		.rq_psn = rq_psn,
-		.max_dest_rd_atomic = 16,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = {
-				.dgid = p->env.gid,
-				.sgid_index = p->env.gid_index,
-				.hop_limit = 64,
-			},
-			.port_num = 1,
-		},
-	};
-
-	if (su_to_init(p, qp) ||
-	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = sq_psn;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	p->o.rq_psn = rq_psn;
+	p->o.sq_psn = sq_psn;
+	return su_to_init(p, qp) ?: su_to_rtr(p, qp, dest) ?: su_to_rts(p, qp);
 }
 
 /*

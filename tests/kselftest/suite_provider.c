@@ -29,7 +29,6 @@
 #include "kselftest_harness.h"
 
 #define BUF_SIZE (1 << 20)
-#define TIMEOUT_MS SU_TIMEOUT_MS
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */
@@ -70,25 +69,6 @@ static const struct su_opts default_opts = {
 	.inline_data = 128,
 };
 
-/* Another QP on side @i's CQ with @o's capabilities. */
-static struct ibv_qp *create_qp(struct su_pair *p, int i,
-				const struct su_opts *o)
-{
-	p->o.send_wr = o->send_wr;
-	p->o.recv_wr = o->recv_wr;
-	p->o.send_sge = o->send_sge;
-	p->o.recv_sge = o->recv_sge;
-	p->o.inline_data = o->inline_data;
-	p->o.qp_ex = o->qp_ex;
-	p->o.sig_all = o->sig_all;
-	return su_create_qp(p, p->env.pd, p->cq[i], p->cq[i]);
-}
-
-static int to_rts(struct su_pair *p, struct ibv_qp *qp, uint32_t dest)
-{
-	return su_to_rtr(p, qp, dest) ?: su_to_rts(p, qp);
-}
-
 /* Context, PD, one 1 MiB MR, a CQ and a QP per side; connected. */
 static int pair_open(struct su_pair *p, const struct su_opts *o, int cqe,
 		     int channel)
@@ -105,12 +85,6 @@ static int pair_open(struct su_pair *p, const struct su_opts *o, int cqe,
 #define A_OFF 0
 #define B_OFF (BUF_SIZE / 2)
 
-static void fill(uint8_t *b, size_t len, unsigned int seed)
-{
-	for (size_t i = 0; i < len; i++)
-		b[i] = (uint8_t)(i * 31 + seed);
-}
-
 static int post_recv(struct su_pair *p, int side, uint64_t wr_id, size_t off,
 		     uint32_t len)
 {
@@ -119,26 +93,6 @@ static int post_recv(struct su_pair *p, int side, uint64_t wr_id, size_t off,
 	struct ibv_recv_wr *bad;
 
 	return ibv_post_recv(p->qp[side], &wr, &bad);
-}
-
-static int post_send(struct su_pair *p, int side, enum ibv_wr_opcode op,
-		     uint64_t wr_id, struct ibv_sge *s, int n, unsigned int flags,
-		     uint64_t raddr, uint32_t rkey)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
-		.send_flags = flags,
-	};
-	struct ibv_send_wr *bad;
-
-	if (op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	return ibv_post_send(p->qp[side], &wr, &bad);
 }
 
 /* ------------------------------------------------------------------ */
@@ -196,20 +150,20 @@ TEST_F(pair, send_with_imm_two_sges)
 	struct ibv_wc wc;
 	uint8_t expect[4000];
 
-	fill(p->env.buf + A_OFF, 1000, 1);
-	fill(p->env.buf + A_OFF + 4096, 3000, 2);
+	su_fill(p->env.buf + A_OFF, 1000, 1);
+	su_fill(p->env.buf + A_OFF + 4096, 3000, 2);
 	memcpy(expect, p->env.buf + A_OFF, 1000);
 	memcpy(expect + 1000, p->env.buf + A_OFF + 4096, 3000);
 	ASSERT_EQ(0, ibv_post_recv(p->qp[1], &rwr, &rbad));
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
 
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 	EXPECT_EQ(9, wc.wr_id);
 	EXPECT_EQ(p->qp[0]->qp_num, wc.qp_num);
 
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 	EXPECT_EQ(7, wc.wr_id);
@@ -236,10 +190,10 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 
-	fill(p->env.buf + A_OFF, 65536, 3);
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 0, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	su_fill(p->env.buf + A_OFF, 65536, 3);
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, 0, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
 	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, p->env.buf + A_OFF, 65536));
@@ -247,9 +201,9 @@ TEST_F(pair, rdma_write_and_write_with_imm)
 	/* WRITE_WITH_IMM consumes a receive WQE without using its SGEs. */
 	ASSERT_EQ(0, post_recv(p, 1, 5, B_OFF + 200000, 16));
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode);
 	EXPECT_EQ(5, wc.wr_id);
@@ -265,10 +219,10 @@ TEST_F(pair, rdma_read)
 	struct ibv_sge s = su_sge(p, A_OFF, 100000);
 	struct ibv_wc wc;
 
-	fill(p->env.buf + B_OFF, 100000, 4);
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_READ, 3, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	su_fill(p->env.buf + B_OFF, 100000, 4);
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_READ, 3, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
 	EXPECT_EQ(100000, wc.byte_len);
@@ -293,7 +247,7 @@ TEST_F(pair, atomics)
 
 	*target = 100;
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
 	EXPECT_EQ(100, *result);
@@ -304,7 +258,7 @@ TEST_F(pair, atomics)
 	wr.wr.atomic.compare_add = 105;
 	wr.wr.atomic.swap = 0xabcdef;
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(IBV_WC_COMP_SWAP, wc.opcode);
 	EXPECT_EQ(105, *result);
@@ -312,7 +266,7 @@ TEST_F(pair, atomics)
 	wr.wr.atomic.compare_add = 1;
 	wr.wr.atomic.swap = 2;
 	ASSERT_EQ(0, ibv_post_send(p->qp[0], &wr, &bad));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(0xabcdef, *result);
 	EXPECT_EQ(0xabcdef, *target);
 }
@@ -330,18 +284,18 @@ TEST_F(pair, inline_send_copies_at_post_time)
 	for (int i = 0; i < 120; i++)
 		msg[i] = (char)('a' + i % 26);
 	ASSERT_EQ(0, post_recv(p, 1, 1, B_OFF, 4096));
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 2, s, 2,
-			       IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0, 0));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 2, s, 2,
+				  IBV_SEND_SIGNALED | IBV_SEND_INLINE, 0, 0));
 	/* The data is in the WQE: the buffer may change right away. */
 	char sent[120];
 
 	memcpy(sent, msg, sizeof(sent));
 	memset(msg, 0, sizeof(msg));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(120, wc.byte_len);
 	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, sent, 120));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
 
@@ -371,7 +325,7 @@ TEST_F(pair, bad_requests_fail_synchronously)
 	/* Too many SGEs: EINVAL at that WR; the WRs before it are posted. */
 	EXPECT_EQ(EINVAL, ibv_post_send(p->qp[0], &wr1, &bad));
 	EXPECT_EQ(&wr2, bad);
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(EINVAL, ibv_post_recv(p->qp[1], &rwr, &rbad));
@@ -407,7 +361,6 @@ TEST_F(pair, bad_requests_fail_synchronously)
 TEST_F(pair, full_queues_fail_with_enomem)
 {
 	struct su_pair *p = &self->p;
-	struct su_opts o = default_opts;
 	struct ibv_sge s = su_sge(p, A_OFF, 8);
 	struct ibv_send_wr wr = {
 		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
@@ -419,9 +372,9 @@ TEST_F(pair, full_queues_fail_with_enomem)
 	uint32_t i;
 
 	/* A QP in INIT holds posted sends: the device runs SQs only in RTS. */
-	o.send_wr = 8;
-	o.recv_wr = 8;
-	qp = create_qp(p, 0, &o);
+	p->o.send_wr = 8;
+	p->o.recv_wr = 8;
+	qp = su_create_qp(p, p->env.pd, p->cq[0], p->cq[0]);
 	ASSERT_NE(NULL, qp);
 	ASSERT_EQ(0, su_to_init(p, qp));
 	for (i = 0; i < p->cap.max_send_wr; i++) {
@@ -441,44 +394,28 @@ TEST_F(pair, remote_access_error_completes_in_error)
 {
 	struct su_pair *p = &self->p;
 	struct ibv_sge s = su_sge(p, A_OFF, 64);
-	struct ibv_async_event ev;
 	struct ibv_qp_attr attr;
 	struct ibv_qp_init_attr init;
-	struct pollfd pfd;
 	struct ibv_wc wc;
-	int got = 0;
 
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 11, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF),
-			       p->env.mr->rkey ^ 0x5a5a00));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, 11, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(p, B_OFF),
+				  p->env.mr->rkey ^ 0x5a5a00));
 	/* Posted after the failing one: flushed. */
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 12, &s, 1, 0,
-			       su_addr(p, B_OFF), p->env.mr->rkey));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, 12, &s, 1, 0,
+				  su_addr(p, B_OFF), p->env.mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(11, wc.wr_id);
 	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status);
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(12, wc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	ASSERT_EQ(0, ibv_query_qp(p->qp[0], &attr, IBV_QP_STATE, &init));
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
 
 	/* The responder's QP went to ERR with an access-error event. */
-	fcntl(p->env.ctx->async_fd, F_SETFL,
-	      fcntl(p->env.ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	pfd.fd = p->env.ctx->async_fd;
-	pfd.events = POLLIN;
-	for (long end = su_now_ms() + TIMEOUT_MS; !got && su_now_ms() < end;) {
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		while (!ibv_get_async_event(p->env.ctx, &ev)) {
-			if (ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
-			    ev.element.qp == p->qp[1])
-				got = 1;
-			ibv_ack_async_event(&ev);
-		}
-	}
-	EXPECT_TRUE(got);
+	EXPECT_TRUE(su_wait_async(p->env.ctx, IBV_EVENT_QP_ACCESS_ERR, p->qp[1],
+				  SU_TIMEOUT_MS));
 	ASSERT_EQ(0, ibv_query_qp(p->qp[1], &attr, IBV_QP_STATE, &init));
 	EXPECT_EQ(IBV_QPS_ERR, attr.qp_state);
 }
@@ -505,7 +442,7 @@ TEST_F(pair, query_modify_reset_and_reconnect)
 	ASSERT_EQ(0, post_recv(p, 1, 22, B_OFF, 32));
 	attr.qp_state = IBV_QPS_ERR;
 	ASSERT_EQ(0, ibv_modify_qp(p->qp[1], &attr, IBV_QP_STATE));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(21, wc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	/* Leave the second flush CQE in the CQ: RESET must drop it. */
@@ -517,15 +454,15 @@ TEST_F(pair, query_modify_reset_and_reconnect)
 
 	/* Back to RTS and working, with the old CQEs gone. */
 	ASSERT_EQ(0, su_connect(p, p->qp[0], p->qp[1]));
-	fill(p->env.buf + A_OFF, 32, 9);
+	su_fill(p->env.buf + A_OFF, 32, 9);
 	ASSERT_EQ(0, post_recv(p, 1, 23, B_OFF, 32));
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 24, &s, 1, IBV_SEND_SIGNALED,
-			       0, 0));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 24, &s, 1, IBV_SEND_SIGNALED,
+				  0, 0));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(23, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, memcmp(p->env.buf + A_OFF, p->env.buf + B_OFF, 32));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(24, wc.wr_id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 }
@@ -539,15 +476,15 @@ TEST_F(pair, resize_cq)
 
 	/* Completions in the CQ survive a resize. */
 	for (i = 0; i < 10; i++) {
-		ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, i, &s, 1,
-				       IBV_SEND_SIGNALED, su_addr(p, B_OFF),
-				       p->env.mr->rkey));
+		ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+					  IBV_SEND_SIGNALED, su_addr(p, B_OFF),
+					  p->env.mr->rkey));
 	}
 	usleep(200 * 1000);
 	ASSERT_EQ(0, ibv_resize_cq(p->cq[0], 1000));
 	EXPECT_LE(1000, p->cq[0]->cqe);
 	for (i = 0; i < 10; i++) {
-		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(i, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
@@ -555,11 +492,11 @@ TEST_F(pair, resize_cq)
 	for (i = 0; i < 300; i++) {
 		int sig = i % 8 == 7;
 
-		ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, i, &s, 1,
-				       sig ? IBV_SEND_SIGNALED : 0,
-				       su_addr(p, B_OFF), p->env.mr->rkey));
+		ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, i, &s, 1,
+					  sig ? IBV_SEND_SIGNALED : 0,
+					  su_addr(p, B_OFF), p->env.mr->rkey));
 		if (sig) {
-			ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+			ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 			EXPECT_EQ(i, wc.wr_id);
 			EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 		}
@@ -583,15 +520,15 @@ TEST(small_queues_wrap)
 	for (int i = 0; i < 500; i++) {
 		struct ibv_sge s = su_sge(p, A_OFF + (i % 16) * 64, 64);
 
-		fill(p->env.buf + A_OFF + (i % 16) * 64, 64, i);
+		su_fill(p->env.buf + A_OFF + (i % 16) * 64, 64, i);
 		ASSERT_EQ(0, post_recv(p, 1, i, B_OFF, 64));
-		ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, i, &s, 1,
-				       IBV_SEND_SIGNALED, 0, 0));
-		ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+		ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, i, &s, 1,
+					  IBV_SEND_SIGNALED, 0, 0));
+		ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(i, wc.wr_id);
 		ASSERT_EQ(0, memcmp(p->env.buf + B_OFF, p->env.buf + A_OFF + (i % 16) * 64, 64));
-		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 		ASSERT_EQ(i, wc.wr_id);
 	}
@@ -631,7 +568,7 @@ TEST(qp_ex_and_cq_ex)
 	ASSERT_EQ(0, ibv_destroy_qp(p->qp[1]));
 	ASSERT_EQ(0, ibv_destroy_cq(p->cq[1]));
 	p->cq[1] = ibv_cq_ex_to_cq(cqx);
-	p->qp[1] = create_qp(p, 1, &o);
+	p->qp[1] = su_create_qp(p, p->env.pd, p->cq[1], p->cq[1]);
 	ASSERT_NE(NULL, p->qp[1]);
 	/* A's QP back to RESET, then connect it to the new B. */
 	ASSERT_EQ(0, ibv_modify_qp(p->qp[0], &reset, IBV_QP_STATE));
@@ -641,8 +578,8 @@ TEST(qp_ex_and_cq_ex)
 	ASSERT_NE(NULL, qpx);
 	counter = (uint64_t *)(p->env.buf + B_OFF + 1024);
 	*counter = 40;
-	fill(p->env.buf + A_OFF, 8192, 5);
-	fill(p->env.buf + B_OFF + 65536, 4096, 6);
+	su_fill(p->env.buf + A_OFF, 8192, 5);
+	su_fill(p->env.buf + B_OFF + 65536, 4096, 6);
 	ASSERT_EQ(0, post_recv(p, 1, 100, B_OFF, 4096));
 	ASSERT_EQ(0, post_recv(p, 1, 101, B_OFF + 8192, 64));
 
@@ -670,7 +607,7 @@ TEST(qp_ex_and_cq_ex)
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
 
 	for (int want = 1; want <= 5; want++) {
-		ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+		ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(want, wc.wr_id);
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
@@ -682,7 +619,7 @@ TEST(qp_ex_and_cq_ex)
 	EXPECT_EQ(0, memcmp(p->env.buf + A_OFF + 40960, p->env.buf + B_OFF + 65536 + 1000, 3096));
 
 	/* The two receive completions through the extended CQ API. */
-	for (long end = su_now_ms() + TIMEOUT_MS; su_now_ms() < end;) {
+	for (long end = su_now_ms() + SU_TIMEOUT_MS; su_now_ms() < end;) {
 		err = ibv_start_poll(cqx, &pa);
 		if (err != ENOENT)
 			break;
@@ -698,7 +635,7 @@ TEST(qp_ex_and_cq_ex)
 	EXPECT_EQ(p->qp[0]->qp_num, ibv_wc_read_src_qp(cqx));
 	EXPECT_EQ(0, memcmp(p->env.buf + B_OFF, "hello world", 11));
 	n = 1;
-	for (long end = su_now_ms() + TIMEOUT_MS; n < 2 && su_now_ms() < end;) {
+	for (long end = su_now_ms() + SU_TIMEOUT_MS; n < 2 && su_now_ms() < end;) {
 		err = ibv_next_poll(cqx);
 		if (!err) {
 			n++;
@@ -734,9 +671,9 @@ TEST(qp_ex_and_cq_ex)
 	ibv_wr_send(qpx);
 	ibv_wr_set_sge(qpx, p->env.mr->lkey, su_addr(p, A_OFF), 64);
 	ASSERT_EQ(0, ibv_wr_complete(qpx));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(102, wc.wr_id);
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(7, wc.wr_id);
 	su_pair_close(p);
 }
@@ -770,35 +707,35 @@ TEST(completion_channel)
 
 	/* Armed for any completion: a send completion wakes us. */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[0], 0));
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 1, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
-	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, TIMEOUT_MS));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
+	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, SU_TIMEOUT_MS));
 	EXPECT_EQ(p->cq[0], ev_cq);
 	ibv_ack_cq_events(ev_cq, 1);
 	ASSERT_EQ(1, ibv_poll_cq(p->cq[0], 1, &wc));
 	EXPECT_EQ(1, wc.wr_id);
 
 	/* Not re-armed: no event for the next completion. */
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_RDMA_WRITE, 2, &s, 1,
-			       IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, TIMEOUT_MS));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_RDMA_WRITE, 2, &s, 1,
+				  IBV_SEND_SIGNALED, su_addr(p, B_OFF), p->env.mr->rkey));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(-1, wait_cq_event(p->ch, &ev_cq, 300));
 
 	/* Solicited only: an unsolicited receive does not wake us ... */
 	ASSERT_EQ(0, ibv_req_notify_cq(p->cq[1], 1));
 	ASSERT_EQ(0, post_recv(p, 1, 10, B_OFF, 64));
 	ASSERT_EQ(0, post_recv(p, 1, 11, B_OFF, 64));
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 3, &s, 1, IBV_SEND_SIGNALED, 0, 0));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 3, &s, 1, IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(10, wc.wr_id);
 	EXPECT_EQ(-1, wait_cq_event(p->ch, &ev_cq, 300));
 	/* ... a solicited one does (the request is still pending). */
-	ASSERT_EQ(0, post_send(p, 0, IBV_WR_SEND, 4, &s, 1,
-			       IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 0, 0));
-	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, TIMEOUT_MS));
+	ASSERT_EQ(0, su_post_send(p->qp[0], IBV_WR_SEND, 4, &s, 1,
+				  IBV_SEND_SIGNALED | IBV_SEND_SOLICITED, 0, 0));
+	ASSERT_EQ(0, wait_cq_event(p->ch, &ev_cq, SU_TIMEOUT_MS));
 	EXPECT_EQ(p->cq[1], ev_cq);
 	ibv_ack_cq_events(ev_cq, 1);
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, TIMEOUT_MS));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(11, wc.wr_id);
 	while (su_poll(p->cq[0], &wc, 100))
 		;
@@ -882,14 +819,11 @@ TEST(two_threads_share_a_cq)
 	err = pair_open(p, &o, 256, 0);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	/* A second connected pair whose requester also uses cq[0]. */
-	qp2[0] = create_qp(p, 0, &o);
-	qp2[1] = create_qp(p, 1, &o);
+	qp2[0] = su_create_qp(p, p->env.pd, p->cq[0], p->cq[0]);
+	qp2[1] = su_create_qp(p, p->env.pd, p->cq[1], p->cq[1]);
 	ASSERT_NE(NULL, qp2[0]);
 	ASSERT_NE(NULL, qp2[1]);
-	ASSERT_EQ(0, su_to_init(p, qp2[0]));
-	ASSERT_EQ(0, su_to_init(p, qp2[1]));
-	ASSERT_EQ(0, to_rts(p, qp2[0], qp2[1]->qp_num));
-	ASSERT_EQ(0, to_rts(p, qp2[1], qp2[0]->qp_num));
+	ASSERT_EQ(0, su_connect(p, qp2[0], qp2[1]));
 
 	for (int i = 0; i < 2; i++) {
 		args[i] = (struct mt_arg){

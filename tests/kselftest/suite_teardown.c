@@ -23,13 +23,8 @@
  *   (injected through debugfs) reaches users as DEVICE_FATAL, takes the
  *   port down and fails verbs with EIO; reloading resets it back to work.
  */
-#include <libgen.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "suite.h"
 #include "kselftest_harness.h"
@@ -552,60 +547,13 @@ static int get_context(struct uctx *u)
 	return 0;
 }
 
-static int alloc_pd(struct uctx *u, __u32 *pd)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_alloc_pd cmd;
-	} c = {};
-	struct ib_uverbs_alloc_pd_resp r = {};
-	int ret;
-
-	c.cmd.response = (__u64)(uintptr_t)&r;
-	ret = su_uverbs_write(u->fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c),
-			   sizeof(r));
-	*pd = r.pd_handle;
-	return ret;
-}
-
-static int reg_mr(struct uctx *u, __u32 pd, void *buf, size_t len)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_reg_mr cmd;
-	} c = {};
-	struct ib_uverbs_reg_mr_resp r = {};
-
-	c.cmd.response = (__u64)(uintptr_t)&r;
-	c.cmd.start = (__u64)(uintptr_t)buf;
-	c.cmd.length = len;
-	c.cmd.hca_va = (__u64)(uintptr_t)buf;
-	c.cmd.pd_handle = pd;
-	c.cmd.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE |
-			     IB_UVERBS_ACCESS_REMOTE_WRITE |
-			     IB_UVERBS_ACCESS_REMOTE_READ;
-	return su_uverbs_write(u->fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
-			    sizeof(r));
-}
-
+/* A CQ whose ring is mapped; its handle in *@handle. */
 static int create_cq(struct uctx *u, __u32 *handle)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_cq cmd;
-		struct vrnic_ibv_create_cq drv;
-	} c = {};
-	struct {
-		struct ib_uverbs_create_cq_resp core;
-		struct vrnic_ibv_create_cq_resp drv;
-	} r = {};
+	struct su_cq_resp r;
 	int ret;
 
-	c.cmd.response = (__u64)(uintptr_t)&r;
-	c.cmd.cqe = 64;
-	c.cmd.comp_channel = -1;
-	ret = su_uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
-			   sizeof(r));
+	ret = su_cmd_create_cq(u->fd, 64, 0, &r);
 	if (ret)
 		return ret;
 	*handle = r.core.cq_handle;
@@ -615,30 +563,17 @@ static int create_cq(struct uctx *u, __u32 *handle)
 	return 0;
 }
 
+/* An RC QP on @cq whose two rings are mapped. */
 static int create_qp(struct uctx *u, __u32 pd, __u32 cq)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_qp cmd;
-		struct vrnic_ibv_create_qp drv;
-	} c = {};
-	struct {
-		struct ib_uverbs_create_qp_resp core;
-		struct vrnic_ibv_create_qp_resp drv;
-	} r = {};
+	const struct ibv_qp_cap cap = {
+		.max_send_wr = 32, .max_recv_wr = 32,
+		.max_send_sge = 2, .max_recv_sge = 2,
+	};
+	struct su_qp_resp r;
 	int ret;
 
-	c.cmd.response = (__u64)(uintptr_t)&r;
-	c.cmd.pd_handle = pd;
-	c.cmd.send_cq_handle = cq;
-	c.cmd.recv_cq_handle = cq;
-	c.cmd.max_send_wr = 32;
-	c.cmd.max_recv_wr = 32;
-	c.cmd.max_send_sge = 2;
-	c.cmd.max_recv_sge = 2;
-	c.cmd.qp_type = IB_UVERBS_QPT_RC;
-	ret = su_uverbs_write(u->fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c),
-			   sizeof(r));
+	ret = su_cmd_create_qp(u->fd, pd, cq, cq, &cap, IB_UVERBS_QPT_RC, 0, &r);
 	if (ret)
 		return ret;
 	if (mmap(NULL, r.drv.sq_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -669,7 +604,7 @@ static int make_objects(struct uctx *u)
 	if (!map_db(u))
 		return 2;
 	for (i = 0; i < 2; i++) {
-		if (alloc_pd(u, &pd[i]))
+		if (su_cmd_alloc_pd(u->fd, NULL, &pd[i]))
 			return 3;
 		if (create_cq(u, &cq[i]))
 			return 4;
@@ -681,7 +616,10 @@ static int make_objects(struct uctx *u)
 	if (buf == MAP_FAILED)
 		return 6;
 	memset(buf, 1, MR_BYTES);
-	if (reg_mr(u, pd[0], buf, MR_BYTES))
+	if (su_cmd_reg_mr(u->fd, pd[0], (uintptr_t)buf, MR_BYTES, (uintptr_t)buf,
+			  IB_UVERBS_ACCESS_LOCAL_WRITE |
+			  IB_UVERBS_ACCESS_REMOTE_WRITE |
+			  IB_UVERBS_ACCESS_REMOTE_READ, NULL, NULL))
 		return 7;
 	return 0;
 }
@@ -768,7 +706,7 @@ static int hold_device(int ready_fd)
 	db[1] = 1;
 	(void)db[0];
 	/* Every verb now fails with EIO. */
-	if (alloc_pd(&u, &pd) != -EIO)
+	if (su_cmd_alloc_pd(u.fd, NULL, &pd) != -EIO)
 		return 32;
 	return 0;
 }
@@ -776,7 +714,7 @@ static int hold_device(int ready_fd)
 TEST(rmmod_disassociates_then_reload)
 {
 	char path[PATH_MAX];
-	int pipefd[2], status = -1, fd, i, ret;
+	int pipefd[2], status = -1, i, ret;
 	char step = 0;
 	pid_t pid;
 
@@ -795,8 +733,8 @@ TEST(rmmod_disassociates_then_reload)
 	ASSERT_EQ(0, step) TH_LOG("child failed at step %d", step);
 
 	su_save_netdev_addrs(saved_addrs, sizeof(saved_addrs));
-	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
-	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
+	ret = su_rmmod();
+	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(-ret));
 	for (i = 0; i < 100; i++) {
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
@@ -811,14 +749,8 @@ TEST(rmmod_disassociates_then_reload)
 	EXPECT_NE(0, access("/sys/class/infiniband/" SU_DEV, F_OK));
 
 	/* Leave the device as we found it for the tests that follow. */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ret = syscall(SYS_finit_module, fd, "", 0);
-	close(fd);
-	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", path, strerror(errno));
-	for (i = 0; i < 100 && !su_port_active(); i++)
-		su_sleep_ms(100);
-	ASSERT_TRUE(su_port_active());
+	ret = su_insmod("");
+	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", path, strerror(-ret));
 	su_restore_netdev_addrs(saved_addrs);
 }
 
@@ -842,7 +774,7 @@ static int watch_fatal(int ready_fd)
 	}
 	if (ev.event_type != IBV_EVENT_DEVICE_FATAL)
 		return 31;
-	if (alloc_pd(&u, &pd) != -EIO)
+	if (su_cmd_alloc_pd(u.fd, NULL, &pd) != -EIO)
 		return 32;
 	step = 0;
 	if (write(ready_fd, &step, 1) != 1)
@@ -858,22 +790,6 @@ static int read_byte(int fd, char *c, int ms)
 	if (poll(&p, 1, ms) != 1)
 		return -1;
 	return read(fd, c, 1) == 1 ? 0 : -1;
-}
-
-static int debugfs_dir(char *dir, size_t len)
-{
-	char link[PATH_MAX];
-	ssize_t n;
-
-	if (access("/sys/kernel/debug/vrnic", F_OK))
-		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
-	n = readlink("/sys/class/infiniband/" SU_DEV "/device", link,
-		     sizeof(link) - 1);
-	if (n <= 0)
-		return -1;
-	link[n] = 0;
-	snprintf(dir, len, "/sys/kernel/debug/vrnic/%s", basename(link));
-	return access(dir, F_OK);
 }
 
 static int read_file(const char *path, char *buf, size_t len)
@@ -899,7 +815,7 @@ TEST(device_fatal_reaches_users_then_reload)
 	pid_t pid;
 
 	ASSERT_EQ(0, su_module_path(mod, sizeof(mod), "vrnic.ko"));
-	ASSERT_EQ(0, debugfs_dir(dir, sizeof(dir))) TH_LOG("no debugfs dir");
+	ASSERT_EQ(0, su_debugfs_dir(dir, sizeof(dir))) TH_LOG("no debugfs dir");
 	ASSERT_TRUE(su_port_active());
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
@@ -944,21 +860,15 @@ TEST(device_fatal_reaches_users_then_reload)
 
 	/* Unload with the process still holding the dead device. */
 	su_save_netdev_addrs(saved_addrs, sizeof(saved_addrs));
-	ret = syscall(SYS_delete_module, "vrnic", O_NONBLOCK);
-	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(errno));
+	ret = su_rmmod();
+	EXPECT_EQ(0, ret) TH_LOG("rmmod vrnic: %s", strerror(-ret));
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("child status %#x", status);
 
 	/* The reset at probe recovers the device. */
-	fd = open(mod, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd);
-	ret = syscall(SYS_finit_module, fd, "", 0);
-	close(fd);
-	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", mod, strerror(errno));
-	for (i = 0; i < 100 && !su_port_active(); i++)
-		su_sleep_ms(100);
-	ASSERT_TRUE(su_port_active());
+	ret = su_insmod("");
+	ASSERT_EQ(0, ret) TH_LOG("insmod %s: %s", mod, strerror(-ret));
 	su_restore_netdev_addrs(saved_addrs);
 }
 

@@ -381,14 +381,9 @@ struct qp_cmd {
 	uint64_t trailer;
 };
 
-struct qp_resp {
-	struct ib_uverbs_create_qp_resp core;
-	struct vrnic_ibv_create_qp_resp drv;
-};
-
 static int raw_create_qp(int fd, struct ibv_pd *pd, struct ibv_cq *cq,
 			 const struct vrnic_ibv_create_qp *drv,
-			 uint64_t trailer, uint32_t sge, struct qp_resp *resp)
+			 uint64_t trailer, uint32_t sge, struct su_qp_resp *resp)
 {
 	struct qp_cmd c = {};
 	size_t len = sizeof(c) - sizeof(c.trailer);
@@ -412,26 +407,12 @@ static int raw_create_qp(int fd, struct ibv_pd *pd, struct ibv_cq *cq,
 			       sizeof(*resp));
 }
 
-static int raw_destroy_qp(int fd, uint32_t handle)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_qp cmd;
-	} c = {};
-	struct ib_uverbs_destroy_qp_resp r;
-
-	c.cmd.response = (uintptr_t)&r;
-	c.cmd.qp_handle = handle;
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_QP, &c, sizeof(c),
-			       sizeof(r));
-}
-
 TEST_F(vctx, create_qp_udata)
 {
 	struct vrnic_ibv_create_qp drv = {};
 	struct ibv_device_attr da;
 	struct su_res before, now;
-	struct qp_resp resp;
+	struct su_qp_resp resp;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	void *ring;
@@ -505,7 +486,7 @@ TEST_F(vctx, create_qp_udata)
 	EXPECT_NE(MAP_FAILED, ring);
 	if (ring != MAP_FAILED)
 		munmap(ring, resp.drv.rq_ring_size);
-	EXPECT_EQ(0, raw_destroy_qp(self->fd, resp.core.qp_handle));
+	EXPECT_EQ(0, su_cmd_destroy_qp(self->fd, resp.core.qp_handle));
 	/* Its ring keys went with it. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, resp.drv.sq_ring_size, PROT_READ,
 				   MAP_SHARED, self->fd, resp.drv.sq_mmap_key));
@@ -526,41 +507,6 @@ struct foreign {
 	uint32_t raw_cq, raw_qp;
 };
 
-static int cmd_dealloc_pd(int fd, uint32_t h)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_dealloc_pd cmd;
-	} c = { .cmd.pd_handle = h };
-
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DEALLOC_PD, &c, sizeof(c),
-			       0);
-}
-
-static int cmd_dereg_mr(int fd, uint32_t h)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_dereg_mr cmd;
-	} c = { .cmd.mr_handle = h };
-
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DEREG_MR, &c, sizeof(c), 0);
-}
-
-static int cmd_destroy_cq(int fd, uint32_t h)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_cq cmd;
-	} c = {};
-	struct ib_uverbs_destroy_cq_resp r;
-
-	c.cmd.response = (uintptr_t)&r;
-	c.cmd.cq_handle = h;
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c),
-			       sizeof(r));
-}
-
 static int cmd_modify_qp_err(int fd, uint32_t h)
 {
 	struct {
@@ -572,39 +518,6 @@ static int cmd_modify_qp_err(int fd, uint32_t h)
 	c.cmd.attr_mask = IBV_QP_STATE;
 	c.cmd.qp_state = IBV_QPS_ERR;
 	return su_uverbs_write(fd, IB_USER_VERBS_CMD_MODIFY_QP, &c, sizeof(c), 0);
-}
-
-static int cmd_query_qp(int fd, uint32_t h)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_query_qp cmd;
-	} c = {};
-	struct ib_uverbs_query_qp_resp r;
-
-	c.cmd.response = (uintptr_t)&r;
-	c.cmd.qp_handle = h;
-	c.cmd.attr_mask = IBV_QP_STATE;
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_QUERY_QP, &c, sizeof(c),
-			       sizeof(r));
-}
-
-static int cmd_reg_mr(int fd, uint32_t pd, void *addr, size_t len)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_reg_mr cmd;
-	} c = {};
-	struct ib_uverbs_reg_mr_resp r;
-
-	c.cmd.response = (uintptr_t)&r;
-	c.cmd.start = (uintptr_t)addr;
-	c.cmd.length = len;
-	c.cmd.hca_va = (uintptr_t)addr;
-	c.cmd.pd_handle = pd;
-	c.cmd.access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
-			       sizeof(r));
 }
 
 static int ioctl_destroy_cq(int fd, uint32_t h)
@@ -653,19 +566,21 @@ static void foreign_child(int rfd, int wfd)
 	CHILD_CHECK(buf);
 
 	/* Destroying the parent's objects by number: no such handle here. */
-	CHILD_CHECK(cmd_dealloc_pd(fd, f.pd) == -ENOENT);
-	CHILD_CHECK(cmd_dereg_mr(fd, f.mr) == -ENOENT);
-	CHILD_CHECK(cmd_destroy_cq(fd, f.cq) == -ENOENT);
-	CHILD_CHECK(raw_destroy_qp(fd, f.qp[0]) == -ENOENT);
+	CHILD_CHECK(su_cmd_dealloc_pd(fd, f.pd) == -ENOENT);
+	CHILD_CHECK(su_cmd_dereg_mr(fd, f.mr) == -ENOENT);
+	CHILD_CHECK(su_cmd_destroy_cq(fd, f.cq) == -ENOENT);
+	CHILD_CHECK(su_cmd_destroy_qp(fd, f.qp[0]) == -ENOENT);
 	CHILD_CHECK(ioctl_destroy_cq(fd, f.cq) == -ENOENT);
 	CHILD_CHECK(ioctl_destroy_pd(fd, f.pd) == -ENOENT);
 	/* Using them: the same lookup fails. */
 	CHILD_CHECK(cmd_modify_qp_err(fd, f.qp[1]) == -ENOENT);
-	CHILD_CHECK(cmd_query_qp(fd, f.qp[0]) == -ENOENT);
-	CHILD_CHECK(cmd_reg_mr(fd, f.pd, buf, 65536) == -ENOENT);
+	CHILD_CHECK(su_cmd_qp_state(fd, f.qp[0]) == -ENOENT);
+	CHILD_CHECK(su_cmd_reg_mr(fd, f.pd, (uintptr_t)buf, 65536,
+				  (uintptr_t)buf, IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE, NULL, NULL) == -ENOENT);
 	CHILD_CHECK(cmd_modify_qp_err(fd, f.raw_qp) == -ENOENT);
 	/* Our own PD named as a CQ: wrong type. */
-	CHILD_CHECK(cmd_destroy_cq(fd, pd->handle) == -EINVAL);
+	CHILD_CHECK(su_cmd_destroy_cq(fd, pd->handle) == -EINVAL);
 	CHILD_CHECK(ioctl_destroy_cq(fd, pd->handle) == -EINVAL);
 
 	/* The parent's ring key is not an mmap key of ours. */
@@ -685,15 +600,7 @@ static void foreign_child(int rfd, int wfd)
 
 TEST(handles_and_keys_are_per_process)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_cq cmd;
-		struct vrnic_ibv_create_cq drv;
-	} cc = {};
-	struct {
-		struct ib_uverbs_create_cq_resp core;
-		struct vrnic_ibv_create_cq_resp drv;
-	} ccr = {};
+	struct su_cq_resp ccr;
 	struct ibv_pd *pads[6];
 	void *m;
 	struct su_pair p;
@@ -723,11 +630,7 @@ TEST(handles_and_keys_are_per_process)
 	f.qp[1] = p.qp[1]->handle;
 	f.raw_qp = raw.qp_handle;
 	/* A CQ whose ring key we know (the raw helper maps its own). */
-	cc.cmd.response = (uintptr_t)&ccr;
-	cc.cmd.cqe = 16;
-	cc.cmd.comp_channel = -1;
-	ASSERT_EQ(0, su_uverbs_write(p.env.ctx->cmd_fd, IB_USER_VERBS_CMD_CREATE_CQ,
-				     &cc, sizeof(cc), sizeof(ccr)));
+	ASSERT_EQ(0, su_cmd_create_cq(p.env.ctx->cmd_fd, 16, 0, &ccr));
 	f.ring_key = ccr.drv.ring_mmap_key;
 	f.ring_size = ccr.drv.ring_size;
 	f.raw_cq = ccr.core.cq_handle;
@@ -757,7 +660,7 @@ TEST(handles_and_keys_are_per_process)
 	EXPECT_NE(MAP_FAILED, m);
 	if (m != MAP_FAILED)
 		munmap(m, f.ring_size);
-	EXPECT_EQ(0, cmd_destroy_cq(p.env.ctx->cmd_fd, f.raw_cq));
+	EXPECT_EQ(0, su_cmd_destroy_cq(p.env.ctx->cmd_fd, f.raw_cq));
 	su_raw_destroy(&raw);
 	for (i = 0; i < 6; i++)
 		EXPECT_EQ(0, ibv_dealloc_pd(pads[i]));
@@ -859,7 +762,7 @@ TEST_F(vctx, cq_counts_and_udata)
 	drv.comp_mask = 0;
 	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, 4, sizeof(resp) - 16,
 				   &resp));
-	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	EXPECT_EQ(0, su_cmd_destroy_cq(self->fd, resp.core.cq_handle));
 	/*
 	 * Response buffers with no room, or room for 8 bytes, for the
 	 * driver's part: the kernel writes what fits and not one byte more.
@@ -867,13 +770,13 @@ TEST_F(vctx, cq_counts_and_udata)
 	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, sizeof(drv), core,
 				   &resp));
 	EXPECT_EQ(-1, su_check_byte(&resp.drv, sizeof(resp.drv) + 16, 0xa5));
-	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	EXPECT_EQ(0, su_cmd_destroy_cq(self->fd, resp.core.cq_handle));
 	ASSERT_EQ(0, raw_create_cq(self->fd, 16, 0, &drv, sizeof(drv),
 				   core + 8, &resp));
 	EXPECT_EQ(0U, resp.drv.comp_mask);
 	EXPECT_EQ(-1, su_check_byte((uint8_t *)&resp.drv + 8,
 				    sizeof(resp.drv) - 8 + 16, 0xa5));
-	EXPECT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	EXPECT_EQ(0, su_cmd_destroy_cq(self->fd, resp.core.cq_handle));
 
 	/* RESIZE_CQ on a provider CQ: counts and udata checked alike. */
 	cq = ibv_create_cq(self->ctx, 64, NULL, NULL, 0);
@@ -900,35 +803,13 @@ TEST_F(vctx, cq_counts_and_udata)
 	EXPECT_EQ(before.cq, now.cq);
 }
 
-/* CREATE_QP with the given capabilities and type. */
-static int raw_create_qp_caps(int fd, struct ibv_pd *pd, struct ibv_cq *cq,
-			      const struct ibv_qp_cap *cap, uint8_t type,
-			      struct qp_resp *resp)
-{
-	struct qp_cmd c = {};
-
-	memset(resp, 0, sizeof(*resp));
-	c.cmd.response = (uintptr_t)resp;
-	c.cmd.pd_handle = pd->handle;
-	c.cmd.send_cq_handle = cq->handle;
-	c.cmd.recv_cq_handle = cq->handle;
-	c.cmd.max_send_wr = cap->max_send_wr;
-	c.cmd.max_recv_wr = cap->max_recv_wr;
-	c.cmd.max_send_sge = cap->max_send_sge;
-	c.cmd.max_recv_sge = cap->max_recv_sge;
-	c.cmd.max_inline_data = cap->max_inline_data;
-	c.cmd.qp_type = type;
-	return su_uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_QP, &c,
-			       sizeof(c) - sizeof(c.trailer), sizeof(*resp));
-}
-
 TEST_F(vctx, qp_counts_and_types)
 {
 	const struct ibv_qp_cap ok = { 16, 16, 1, 1, 0 };
 	struct ibv_device_attr da;
 	struct su_res before, now;
 	struct ibv_qp_cap cap;
-	struct qp_resp resp;
+	struct su_qp_resp resp;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	unsigned int i;
@@ -959,69 +840,30 @@ TEST_F(vctx, qp_counts_and_types)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		cap = ok;
 		*rows[i].field = rows[i].value;
-		err = raw_create_qp_caps(self->fd, pd, cq, &cap,
-					 IB_UVERBS_QPT_RC, &resp);
+		err = su_cmd_create_qp(self->fd, pd->handle, cq->handle,
+				       cq->handle, &cap, IB_UVERBS_QPT_RC, 0,
+				       &resp);
 		EXPECT_EQ(-EINVAL, err) TH_LOG("row %u: %#x", i, rows[i].value);
 		if (!err)
-			raw_destroy_qp(self->fd, resp.core.qp_handle);
+			su_cmd_destroy_qp(self->fd, resp.core.qp_handle);
 	}
 	/* Only RC exists. */
-	EXPECT_EQ(-EOPNOTSUPP, raw_create_qp_caps(self->fd, pd, cq, &ok,
-						  IB_UVERBS_QPT_UC, &resp));
-	EXPECT_EQ(-EOPNOTSUPP, raw_create_qp_caps(self->fd, pd, cq, &ok,
-						  IB_UVERBS_QPT_UD, &resp));
+	EXPECT_EQ(-EOPNOTSUPP, su_cmd_create_qp(self->fd, pd->handle,
+						cq->handle, cq->handle, &ok,
+						IB_UVERBS_QPT_UC, 0, &resp));
+	EXPECT_EQ(-EOPNOTSUPP, su_cmd_create_qp(self->fd, pd->handle,
+						cq->handle, cq->handle, &ok,
+						IB_UVERBS_QPT_UD, 0, &resp));
 	ASSERT_EQ(0, su_res_get(&now));
 	EXPECT_EQ(before.qp, now.qp);
 
 	/* The same call within the limits works. */
-	ASSERT_EQ(0, raw_create_qp_caps(self->fd, pd, cq, &ok,
-					IB_UVERBS_QPT_RC, &resp));
-	EXPECT_EQ(0, raw_destroy_qp(self->fd, resp.core.qp_handle));
+	ASSERT_EQ(0, su_cmd_create_qp(self->fd, pd->handle, cq->handle,
+				      cq->handle, &ok, IB_UVERBS_QPT_RC, 0,
+				      &resp));
+	EXPECT_EQ(0, su_cmd_destroy_qp(self->fd, resp.core.qp_handle));
 	EXPECT_EQ(0, ibv_destroy_cq(cq));
 	EXPECT_EQ(0, ibv_dealloc_pd(pd));
-}
-
-static int raw_alloc_pd(int fd, uint64_t drv, uint32_t *handle)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_alloc_pd cmd;
-		uint64_t drv;
-	} c = {};
-	struct ib_uverbs_alloc_pd_resp r = {};
-	int err;
-
-	c.cmd.response = (uintptr_t)&r;
-	c.drv = drv;
-	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof(c),
-			      sizeof(r));
-	*handle = r.pd_handle;
-	return err;
-}
-
-static int raw_reg_mr(int fd, uint32_t pd, uint64_t start, uint64_t len,
-		      uint64_t va, uint32_t access, uint64_t drv,
-		      uint32_t *handle)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_reg_mr cmd;
-		uint64_t drv;
-	} c = {};
-	struct ib_uverbs_reg_mr_resp r = {};
-	int err;
-
-	c.cmd.response = (uintptr_t)&r;
-	c.cmd.start = start;
-	c.cmd.length = len;
-	c.cmd.hca_va = va;
-	c.cmd.pd_handle = pd;
-	c.cmd.access_flags = access;
-	c.drv = drv;
-	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_REG_MR, &c, sizeof(c),
-			      sizeof(r));
-	*handle = r.mr_handle;
-	return err;
 }
 
 /* The extended MODIFY_QP, with @drv as provider input (none if 0). */
@@ -1057,6 +899,8 @@ TEST_F(vctx, verbs_without_driver_input)
 {
 	const uint32_t to_init = IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+	/* Driver input of 8 bytes: zero passes, anything else does not. */
+	const uint64_t zero = 0, one = 1, big = 1 << 20;
 	struct ibv_device_attr da;
 	struct su_res before, now;
 	uint32_t pd, mr;
@@ -1078,29 +922,33 @@ TEST_F(vctx, verbs_without_driver_input)
 	ASSERT_EQ(0, su_res_get(&before));
 
 	/* ALLOC_PD takes no driver input: only zero bytes pass. */
-	EXPECT_EQ(-EINVAL, raw_alloc_pd(self->fd, 1, &pd));
-	ASSERT_EQ(0, raw_alloc_pd(self->fd, 0, &pd));
+	EXPECT_EQ(-EINVAL, su_cmd_alloc_pd(self->fd, &one, &pd));
+	ASSERT_EQ(0, su_cmd_alloc_pd(self->fd, &zero, &pd));
 
 	/* REG_MR: no driver input, no access the device lacks, sane range. */
-	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, 65536, va,
-				      IB_UVERBS_ACCESS_LOCAL_WRITE, 1 << 20,
-				      &mr));
-	EXPECT_EQ(-EOPNOTSUPP, raw_reg_mr(self->fd, pd, va, 65536, va,
-					  IB_UVERBS_ACCESS_LOCAL_WRITE |
-					  IB_UVERBS_ACCESS_MW_BIND, 0, &mr));
-	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, 0, va,
-				      IB_UVERBS_ACCESS_LOCAL_WRITE, 0, &mr));
-	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, 65536, -4096ULL,
-				      IB_UVERBS_ACCESS_LOCAL_WRITE, 0, &mr));
-	EXPECT_EQ(-EINVAL, raw_reg_mr(self->fd, pd, va, da.max_mr_size + 4096,
-				      va, IB_UVERBS_ACCESS_LOCAL_WRITE, 0,
-				      &mr));
+	EXPECT_EQ(-EINVAL, su_cmd_reg_mr(self->fd, pd, va, 65536, va,
+					 IB_UVERBS_ACCESS_LOCAL_WRITE, &big,
+					 &mr));
+	EXPECT_EQ(-EOPNOTSUPP, su_cmd_reg_mr(self->fd, pd, va, 65536, va,
+					     IB_UVERBS_ACCESS_LOCAL_WRITE |
+					     IB_UVERBS_ACCESS_MW_BIND, &zero,
+					     &mr));
+	EXPECT_EQ(-EINVAL, su_cmd_reg_mr(self->fd, pd, va, 0, va,
+					 IB_UVERBS_ACCESS_LOCAL_WRITE, &zero,
+					 &mr));
+	EXPECT_EQ(-EINVAL, su_cmd_reg_mr(self->fd, pd, va, 65536, -4096ULL,
+					 IB_UVERBS_ACCESS_LOCAL_WRITE, &zero,
+					 &mr));
+	EXPECT_EQ(-EINVAL, su_cmd_reg_mr(self->fd, pd, va,
+					 da.max_mr_size + 4096, va,
+					 IB_UVERBS_ACCESS_LOCAL_WRITE, &zero,
+					 &mr));
 	ASSERT_EQ(0, su_res_get(&now));
 	EXPECT_EQ(before.mr, now.mr);
-	ASSERT_EQ(0, raw_reg_mr(self->fd, pd, va, 65536, va,
-				IB_UVERBS_ACCESS_LOCAL_WRITE, 0, &mr));
-	EXPECT_EQ(0, cmd_dereg_mr(self->fd, mr));
-	EXPECT_EQ(0, cmd_dealloc_pd(self->fd, pd));
+	ASSERT_EQ(0, su_cmd_reg_mr(self->fd, pd, va, 65536, va,
+				   IB_UVERBS_ACCESS_LOCAL_WRITE, &zero, &mr));
+	EXPECT_EQ(0, su_cmd_dereg_mr(self->fd, mr));
+	EXPECT_EQ(0, su_cmd_dealloc_pd(self->fd, pd));
 
 	/* MODIFY_QP: no driver input, no attribute the device lacks. */
 	ipd = ibv_alloc_pd(self->ctx);
@@ -1125,8 +973,8 @@ TEST_F(vctx, verbs_without_driver_input)
 	/* Unknown handles. */
 	EXPECT_EQ(-ENOENT, raw_ex_modify_qp(self->fd, UINT32_MAX, to_init,
 					    IBV_QPS_INIT, 0));
-	EXPECT_EQ(-ENOENT, cmd_destroy_cq(self->fd, UINT32_MAX));
-	EXPECT_EQ(-ENOENT, cmd_dereg_mr(self->fd, 0x7fffffff));
+	EXPECT_EQ(-ENOENT, su_cmd_destroy_cq(self->fd, UINT32_MAX));
+	EXPECT_EQ(-ENOENT, su_cmd_dereg_mr(self->fd, 0x7fffffff));
 	/* The well-formed call works. */
 	EXPECT_EQ(0, raw_ex_modify_qp(self->fd, qp->handle, to_init,
 				      IBV_QPS_INIT, 0));
@@ -1587,7 +1435,7 @@ TEST_F(ctx, create_cq_udata)
 	EXPECT_EQ(0, ((volatile __u8 *)ring)[0x1b] & 1);
 	munmap(ring, resp.drv.ring_size);
 
-	ASSERT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	ASSERT_EQ(0, su_cmd_destroy_cq(self->fd, resp.core.cq_handle));
 	/* The entry went with the CQ. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, resp.drv.ring_size, PROT_READ,
 				   MAP_SHARED, self->fd, key));
@@ -1603,7 +1451,7 @@ TEST_F(ctx, cq_ring_outlives_cq_while_mapped)
 	ring = mmap(NULL, resp.drv.ring_size, PROT_READ | PROT_WRITE,
 		    MAP_SHARED, self->fd, resp.drv.ring_mmap_key);
 	ASSERT_NE(MAP_FAILED, (void *)ring);
-	ASSERT_EQ(0, cmd_destroy_cq(self->fd, resp.core.cq_handle));
+	ASSERT_EQ(0, su_cmd_destroy_cq(self->fd, resp.core.cq_handle));
 	/* Still our memory until munmap: no fault, no reuse. */
 	ring[0] = 0x5a;
 	EXPECT_EQ(0x5a, ring[0]);

@@ -2,19 +2,14 @@
 /* What the tests compare: VmPin, /proc/meminfo, `rdma res` counts. */
 #include "suite.h"
 
-/* A "Key:   N kB" line of /proc/<pid>/status (pid 0: self), or -1. */
-static long su_status_kb(pid_t pid, const char *key)
+/* The number of a "@key:   N kB" line of @path, or -1. */
+static long su_file_kb(const char *path, const char *key)
 {
-	char path[64], line[256];
+	char line[256];
 	size_t kl = strlen(key);
 	long v = -1;
-	FILE *f;
+	FILE *f = fopen(path, "r");
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/status");
-	f = fopen(path, "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
@@ -28,25 +23,18 @@ static long su_status_kb(pid_t pid, const char *key)
 
 long su_vmpin_kb(pid_t pid)
 {
-	return su_status_kb(pid, "VmPin");
+	char path[64];
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	return su_file_kb(path, "VmPin");
 }
 
 long su_meminfo_kb(const char *key)
 {
-	char line[256];
-	size_t kl = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, kl) && line[kl] == ':') {
-			v = strtol(line + kl + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
+	return su_file_kb("/proc/meminfo", key);
 }
 
 int su_res_get(struct su_res *r)

@@ -18,24 +18,12 @@ int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
 		  struct ibv_pd *pd, uint32_t cqe, uint32_t wr,
 		  uint32_t sge)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_cq cmd;
-		struct vrnic_ibv_create_cq drv;
-	} cc = {};
-	struct {
-		struct ib_uverbs_create_cq_resp core;
-		struct vrnic_ibv_create_cq_resp drv;
-	} ccr = {};
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_qp cmd;
-		struct vrnic_ibv_create_qp drv;
-	} qc = {};
-	struct {
-		struct ib_uverbs_create_qp_resp core;
-		struct vrnic_ibv_create_qp_resp drv;
-	} qcr = {};
+	const struct ibv_qp_cap cap = {
+		.max_send_wr = wr, .max_recv_wr = wr,
+		.max_send_sge = sge, .max_recv_sge = sge,
+	};
+	struct su_cq_resp ccr;
+	struct su_qp_resp qcr;
 	void *m;
 	int err;
 
@@ -54,12 +42,7 @@ int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
 		return -errno;
 	r->db = m;
 
-	cc.cmd.response = (uintptr_t)&ccr;
-	cc.cmd.user_handle = (uintptr_t)r;
-	cc.cmd.cqe = cqe;
-	cc.cmd.comp_channel = -1;
-	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_CREATE_CQ, &cc,
-			      sizeof(cc), sizeof(ccr));
+	err = su_cmd_create_cq(r->fd, cqe, (uintptr_t)r, &ccr);
 	if (err)
 		return err;
 	r->cq_handle = ccr.core.cq_handle;
@@ -73,18 +56,8 @@ int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
 		return -errno;
 	r->cq_ring = m;
 
-	qc.cmd.response = (uintptr_t)&qcr;
-	qc.cmd.user_handle = (uintptr_t)r;
-	qc.cmd.pd_handle = pd->handle;
-	qc.cmd.send_cq_handle = r->cq_handle;
-	qc.cmd.recv_cq_handle = r->cq_handle;
-	qc.cmd.max_send_wr = wr;
-	qc.cmd.max_recv_wr = wr;
-	qc.cmd.max_send_sge = sge;
-	qc.cmd.max_recv_sge = sge;
-	qc.cmd.qp_type = IB_UVERBS_QPT_RC;
-	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_CREATE_QP, &qc,
-			      sizeof(qc), sizeof(qcr));
+	err = su_cmd_create_qp(r->fd, pd->handle, r->cq_handle, r->cq_handle,
+			       &cap, IB_UVERBS_QPT_RC, (uintptr_t)r, &qcr);
 	if (err)
 		return err;
 	r->qp_handle = qcr.core.qp_handle;
@@ -111,29 +84,10 @@ int su_raw_create(struct su_raw *r, struct ibv_context *ctx,
 
 void su_raw_destroy(struct su_raw *r)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_qp cmd;
-	} dq = {};
-	struct ib_uverbs_destroy_qp_resp dqr;
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_cq cmd;
-	} dc = {};
-	struct ib_uverbs_destroy_cq_resp dcr;
-
-	if (r->qp_handle != ~0u) {
-		dq.cmd.response = (uintptr_t)&dqr;
-		dq.cmd.qp_handle = r->qp_handle;
-		su_uverbs_write(r->fd, IB_USER_VERBS_CMD_DESTROY_QP, &dq,
-				sizeof(dq), sizeof(dqr));
-	}
-	if (r->cq_handle != ~0u) {
-		dc.cmd.response = (uintptr_t)&dcr;
-		dc.cmd.cq_handle = r->cq_handle;
-		su_uverbs_write(r->fd, IB_USER_VERBS_CMD_DESTROY_CQ, &dc,
-				sizeof(dc), sizeof(dcr));
-	}
+	if (r->qp_handle != ~0u)
+		su_cmd_destroy_qp(r->fd, r->qp_handle);
+	if (r->cq_handle != ~0u)
+		su_cmd_destroy_cq(r->fd, r->cq_handle);
 	if (r->sq)
 		munmap(r->sq, r->sq_size);
 	if (r->rq)
@@ -303,19 +257,7 @@ int su_raw_poll_wait(struct su_raw *r, struct vrnic_cqe *out,
 
 int su_raw_state(struct su_raw *r)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_query_qp cmd;
-	} c = {};
-	struct ib_uverbs_query_qp_resp resp = {};
-	int err;
-
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = r->qp_handle;
-	c.cmd.attr_mask = IBV_QP_STATE;
-	err = su_uverbs_write(r->fd, IB_USER_VERBS_CMD_QUERY_QP, &c,
-			      sizeof(c), sizeof(resp));
-	return err ? err : resp.qp_state;
+	return su_cmd_qp_state(r->fd, r->qp_handle);
 }
 
 int su_raw_async(struct ibv_context *ctx, struct su_raw *r,

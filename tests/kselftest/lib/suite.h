@@ -70,6 +70,18 @@ int su_port_active(void);
 /* <project>/kernel/@ko, found from <project>/build/kselftest/<this test>. */
 int su_module_path(char *path, size_t len, const char *ko);
 
+/* rmmod vrnic without waiting for its users; 0 or -errno. */
+int su_rmmod(void);
+
+/* insmod vrnic.ko with @params and wait for an ACTIVE port; 0 or -errno. */
+int su_insmod(const char *params);
+
+/* Both, keeping the netdev's IPv4 addresses; 0 or -errno. */
+int su_reload(const char *params);
+
+/* /sys/kernel/debug/vrnic/<PCI function> (mounting debugfs); 0 or -1. */
+int su_debugfs_dir(char *dir, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Device, GIDs                                                        */
 /* ------------------------------------------------------------------ */
@@ -94,6 +106,7 @@ struct su_opts {
 	int sig_all;
 	uint8_t rnr_retry;	/* requester, 0: 7 */
 	uint8_t min_rnr_timer;	/* responder, 0: 12 (0.64 ms) */
+	uint32_t rq_psn, sq_psn;	/* what su_to_rtr, su_to_rts set */
 	int no_rd_atomic;	/* responder max_dest_rd_atomic 0 (else 16) */
 	int no_connect;		/* leave both QPs in RESET */
 	int qp_ex;		/* ibv_create_qp_ex with every send op */
@@ -221,6 +234,37 @@ void su_ioctl_idr(struct su_ioctl *io, int i, uint16_t id,
 int su_ioctl_call(int fd, struct su_ioctl *io);
 int su_query_layout(int fd, struct vrnic_layout *l);
 int su_kick(int fd);
+
+/*
+ * One legacy write() command each, on a context's fd, without driver
+ * input unless @drv says; 0 or -errno. The handles come back through
+ * @handle (su_cmd_reg_mr: if not NULL), CREATE_CQ and CREATE_QP fill
+ * @resp, su_cmd_qp_state() returns the QP's state.
+ */
+struct su_cq_resp {
+	struct ib_uverbs_create_cq_resp core;
+	struct vrnic_ibv_create_cq_resp drv;
+};
+
+struct su_qp_resp {
+	struct ib_uverbs_create_qp_resp core;
+	struct vrnic_ibv_create_qp_resp drv;
+};
+
+int su_cmd_alloc_pd(int fd, const uint64_t *drv, uint32_t *handle);
+int su_cmd_dealloc_pd(int fd, uint32_t handle);
+int su_cmd_reg_mr(int fd, uint32_t pd, uint64_t start, uint64_t len,
+		  uint64_t va, uint32_t access, const uint64_t *drv,
+		  uint32_t *handle);
+int su_cmd_dereg_mr(int fd, uint32_t handle);
+int su_cmd_create_cq(int fd, uint32_t cqe, uint64_t user_handle,
+		     struct su_cq_resp *resp);
+int su_cmd_destroy_cq(int fd, uint32_t handle);
+int su_cmd_create_qp(int fd, uint32_t pd, uint32_t send_cq, uint32_t recv_cq,
+		     const struct ibv_qp_cap *cap, uint8_t type,
+		     uint64_t user_handle, struct su_qp_resp *resp);
+int su_cmd_destroy_qp(int fd, uint32_t handle);
+int su_cmd_qp_state(int fd, uint32_t handle);
 
 /* ------------------------------------------------------------------ */
 /* A hand-built user QP: raw uverbs commands, our own ring accesses    */

@@ -132,3 +132,147 @@ int su_kick(int fd)
 	su_ioctl_init(&io, VRNIC_OBJECT_DEVICE, VRNIC_METHOD_KICK, 0);
 	return su_ioctl_call(fd, &io);
 }
+
+/* A command struct of the header and one ib_uverbs_* body. */
+#define SU_CMD(body) struct { struct ib_uverbs_cmd_hdr hdr; body cmd; }
+
+int su_cmd_alloc_pd(int fd, const uint64_t *drv, uint32_t *handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_alloc_pd cmd;
+		uint64_t drv;
+	} c = {};
+	struct ib_uverbs_alloc_pd_resp r = {};
+	int err;
+
+	c.cmd.response = (uintptr_t)&r;
+	if (drv)
+		c.drv = *drv;
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_ALLOC_PD, &c,
+			      sizeof(c) - (drv ? 0 : sizeof(c.drv)), sizeof(r));
+	*handle = r.pd_handle;
+	return err;
+}
+
+int su_cmd_dealloc_pd(int fd, uint32_t handle)
+{
+	SU_CMD(struct ib_uverbs_dealloc_pd) c = { .cmd.pd_handle = handle };
+
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DEALLOC_PD, &c, sizeof(c),
+			       0);
+}
+
+int su_cmd_reg_mr(int fd, uint32_t pd, uint64_t start, uint64_t len,
+		  uint64_t va, uint32_t access, const uint64_t *drv,
+		  uint32_t *handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_reg_mr cmd;
+		uint64_t drv;
+	} c = {};
+	struct ib_uverbs_reg_mr_resp r = {};
+	int err;
+
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.start = start;
+	c.cmd.length = len;
+	c.cmd.hca_va = va;
+	c.cmd.pd_handle = pd;
+	c.cmd.access_flags = access;
+	if (drv)
+		c.drv = *drv;
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_REG_MR, &c,
+			      sizeof(c) - (drv ? 0 : sizeof(c.drv)), sizeof(r));
+	if (handle)
+		*handle = r.mr_handle;
+	return err;
+}
+
+int su_cmd_dereg_mr(int fd, uint32_t handle)
+{
+	SU_CMD(struct ib_uverbs_dereg_mr) c = { .cmd.mr_handle = handle };
+
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DEREG_MR, &c, sizeof(c), 0);
+}
+
+int su_cmd_create_cq(int fd, uint32_t cqe, uint64_t user_handle,
+		     struct su_cq_resp *resp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_cq cmd;
+		struct vrnic_ibv_create_cq drv;
+	} c = {};
+
+	memset(resp, 0, sizeof(*resp));
+	c.cmd.response = (uintptr_t)resp;
+	c.cmd.user_handle = user_handle;
+	c.cmd.cqe = cqe;
+	c.cmd.comp_channel = -1;
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
+			       sizeof(*resp));
+}
+
+int su_cmd_destroy_cq(int fd, uint32_t handle)
+{
+	SU_CMD(struct ib_uverbs_destroy_cq) c = {};
+	struct ib_uverbs_destroy_cq_resp r;
+
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.cq_handle = handle;
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_CQ, &c, sizeof(c),
+			       sizeof(r));
+}
+
+int su_cmd_create_qp(int fd, uint32_t pd, uint32_t send_cq, uint32_t recv_cq,
+		     const struct ibv_qp_cap *cap, uint8_t type,
+		     uint64_t user_handle, struct su_qp_resp *resp)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+		struct vrnic_ibv_create_qp drv;
+	} c = {};
+
+	memset(resp, 0, sizeof(*resp));
+	c.cmd.response = (uintptr_t)resp;
+	c.cmd.user_handle = user_handle;
+	c.cmd.pd_handle = pd;
+	c.cmd.send_cq_handle = send_cq;
+	c.cmd.recv_cq_handle = recv_cq;
+	c.cmd.max_send_wr = cap->max_send_wr;
+	c.cmd.max_recv_wr = cap->max_recv_wr;
+	c.cmd.max_send_sge = cap->max_send_sge;
+	c.cmd.max_recv_sge = cap->max_recv_sge;
+	c.cmd.max_inline_data = cap->max_inline_data;
+	c.cmd.qp_type = type;
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c),
+			       sizeof(*resp));
+}
+
+int su_cmd_destroy_qp(int fd, uint32_t handle)
+{
+	SU_CMD(struct ib_uverbs_destroy_qp) c = {};
+	struct ib_uverbs_destroy_qp_resp r;
+
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.qp_handle = handle;
+	return su_uverbs_write(fd, IB_USER_VERBS_CMD_DESTROY_QP, &c, sizeof(c),
+			       sizeof(r));
+}
+
+int su_cmd_qp_state(int fd, uint32_t handle)
+{
+	SU_CMD(struct ib_uverbs_query_qp) c = {};
+	struct ib_uverbs_query_qp_resp r = {};
+	int err;
+
+	c.cmd.response = (uintptr_t)&r;
+	c.cmd.qp_handle = handle;
+	c.cmd.attr_mask = IBV_QP_STATE;
+	err = su_uverbs_write(fd, IB_USER_VERBS_CMD_QUERY_QP, &c, sizeof(c),
+			      sizeof(r));
+	return err ? err : r.qp_state;
+}

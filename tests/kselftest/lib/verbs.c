@@ -130,7 +130,7 @@ int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = IBV_MTU_1024,
 		.dest_qp_num = dest,
-		.rq_psn = 0,
+		.rq_psn = p->o.rq_psn,
 		.max_dest_rd_atomic = p->o.no_rd_atomic ? 0 : 16,
 		.min_rnr_timer = p->o.min_rnr_timer,
 		.ah_attr = {
@@ -157,7 +157,7 @@ int su_to_rts(struct su_pair *p, struct ibv_qp *qp)
 		.timeout = 14,
 		.retry_cnt = 7,
 		.rnr_retry = p->o.rnr_retry,
-		.sq_psn = 0,
+		.sq_psn = p->o.sq_psn,
 		.max_rd_atomic = 16,
 	};
 
