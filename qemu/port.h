@@ -15,7 +15,11 @@
 #include <memory>
 #include <string>
 
+struct epoll_event;
+
 namespace vrnic {
+
+class Device;
 
 struct PortConfig {
     std::string socket_path;
@@ -67,6 +71,12 @@ class Port {
     bool serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd);
     // Refuses pending connections; true if our own VM went away meanwhile.
     bool refuse_extra_clients(const IvshmemLink& link);
+    // Logs the counters and starts a new period if request_stats() asked.
+    void take_stats_request(PollStats& st, uint64_t now);
+    // Handles the `n` events that ended a sleep at `woke`; true when the VM
+    // went away.
+    bool handle_wakeup(Device& dev, IvshmemLink& link, const epoll_event* evs, int n, PollStats& st,
+                       uint64_t woke);
 
     PortConfig cfg_;
     std::unique_ptr<IvshmemListener> listener_;
