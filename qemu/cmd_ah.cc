@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// Address handles (section 10.18): a validated address vector owned by a PD.
-// The RC engine never reads them; they exist for UD and are checked as
-// strictly as a QP's path.
+// Address handles (section 10.18): a validated address vector owned by a PD,
+// for the QP types that name the destination in each work request (UD); an
+// RC QP keeps its path in the QP. Checked as strictly as a QP's path.
 #include "cmd_util.h"
 
 namespace vrnic {

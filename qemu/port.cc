@@ -72,6 +72,97 @@ bool Port::refuse_extra_clients(const IvshmemLink& link) {
     }
 }
 
+namespace {
+
+// What woke an epoll_pwait2(): the tag of each fd in the set.
+enum : uint32_t { kConn, kListener, kStop, kFirstKick };
+
+// epoll, registered once: a wake-up then costs less than ppoll's per-call
+// walk over every fd (about 0.8 us less on a busy host). Invalid on error.
+UniqueFd watch_vm(const IvshmemLink& link, int listener_fd, int stop_fd) {
+    UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+    bool watched = ep.valid();
+    auto watch = [&](int fd, uint32_t tag) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u32 = tag;
+        watched = watched && epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
+    };
+    watch(link.conn_fd(), kConn);
+    watch(listener_fd, kListener);
+    watch(stop_fd, kStop);
+    for (uint32_t v = 0; v < link.vectors(); v++)
+        watch(link.doorbell_fd(v), kFirstKick + v);
+    return watched ? std::move(ep) : UniqueFd();
+}
+
+// After `idle` ns without work: whether to go on busy-polling rather than
+// sleep. The window is re-read only once the current one is over.
+bool keep_polling(IdleWindow& window, uint64_t now, uint64_t idle) {
+    if (idle < window.ns()) {
+        __builtin_ia32_pause();
+        return true;
+    }
+    window.update(now);
+    return idle < window.ns(); // contention is gone: keep polling
+}
+
+// How long a sleep at `now` may last: until the device's next deadline, at
+// most 100 ms (section 8); RNR timers need finer than 1 ms.
+timespec sleep_limit(uint64_t deadline, uint64_t now) {
+    uint64_t wait_ns = deadline > now ? deadline - now : 0;
+    wait_ns = std::min<uint64_t>(wait_ns, 100'000'000);
+    return {static_cast<time_t>(wait_ns / 1'000'000'000),
+            static_cast<long>(wait_ns % 1'000'000'000)};
+}
+
+// The VM went away: its last counters; leaving serve() frees its state.
+void disconnect(const PollStats& st) {
+    st.log("VM disconnected", monotonic_ns());
+    LOG_INFO("VM disconnected: freeing its device state");
+}
+
+} // namespace
+
+void Port::take_stats_request(PollStats& st, uint64_t now) {
+    // A plain load first: this runs on every idle poll.
+    if (stats_requested_.load(std::memory_order_relaxed) &&
+        stats_requested_.exchange(false, std::memory_order_relaxed)) {
+        st.log("SIGUSR2", now);
+        st = PollStats{};
+        st.since_ns = now;
+    }
+}
+
+bool Port::handle_wakeup(Device& dev, IvshmemLink& link, const epoll_event* evs, int n,
+                         PollStats& st, uint64_t woke) {
+    // The work a kick announced first; draining the eventfds and clearing
+    // NEED_WAKEUP (system calls and page stores) after it. Kicks meanwhile
+    // are harmless: the loop polls again before any sleep.
+    bool kicked = false, gone = false;
+    for (int i = 0; i < n && !kicked; i++)
+        kicked = evs[i].data.u32 >= kFirstKick;
+    if (kicked) {
+        dev.note_kick_wakeup();
+        if (dev.poll_once()) {
+            st.work_polls++;
+            st.work_ns += monotonic_ns() - woke;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const uint32_t tag = evs[i].data.u32;
+        if (tag >= kFirstKick) {
+            link.drain_doorbell(tag - kFirstKick);
+        } else if (tag == kConn) {
+            gone = gone || link.peer_closed();
+        } else if (tag == kListener) {
+            gone = gone || refuse_extra_clients(link);
+        }
+    }
+    st.kick_wakeups += kicked;
+    return gone;
+}
+
 bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     std::string err;
     // BAR2 is initialised (READY) before QEMU learns its fd.
@@ -90,24 +181,8 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     }
     LOG_INFO("VM connected (peer %lld, %u vectors, BAR2 %llu KiB)", (long long)cfg_.client_id,
              cfg_.params.num_vectors, (unsigned long long)(cfg_.params.bar2_size >> 10));
-
-    // epoll, registered once: a wake-up then costs less than ppoll's
-    // per-call walk over every fd (about 0.8 us less on a busy host).
-    enum : uint32_t { kConn, kListener, kStop, kFirstKick };
-    UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
-    bool watched = ep.get() >= 0;
-    auto watch = [&](int fd, uint32_t tag) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u32 = tag;
-        watched = watched && epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
-    };
-    watch(link->conn_fd(), kConn);
-    watch(listener_->fd(), kListener);
-    watch(stop_fd, kStop);
-    for (uint32_t v = 0; v < link->vectors(); v++)
-        watch(link->doorbell_fd(v), kFirstKick + v);
-    if (!watched) {
+    UniqueFd ep = watch_vm(*link, listener_->fd(), stop_fd);
+    if (!ep) {
         LOG_ERR("epoll: %s", strerror(errno));
         return false;
     }
@@ -131,20 +206,9 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
             st.handbacks++;
         } else {
             now = mark = monotonic_ns();
-            // A plain load first: this runs on every idle poll.
-            if (stats_requested_.load(std::memory_order_relaxed) &&
-                stats_requested_.exchange(false, std::memory_order_relaxed)) {
-                st.log("SIGUSR2", now);
-                st = PollStats{};
-                st.since_ns = now;
-            }
-            if (now - last_work < window.ns()) {
-                __builtin_ia32_pause();
+            take_stats_request(st, now);
+            if (keep_polling(window, now, now - last_work))
                 continue;
-            }
-            window.update(now);
-            if (now - last_work < window.ns())
-                continue; // contention is gone: keep polling
         }
         // Idle: announce the sleep, then rescan once (section 8).
         dev.set_need_wakeup(true);
@@ -154,12 +218,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
             st.work_ns += last_work - now;
             continue;
         }
-        uint64_t deadline = dev.next_deadline();
-        uint64_t wait_ns = deadline > now ? deadline - now : 0;
-        // At most 100 ms (section 8); RNR timers need finer than 1 ms.
-        wait_ns = std::min<uint64_t>(wait_ns, 100'000'000);
-        timespec ts{static_cast<time_t>(wait_ns / 1'000'000'000),
-                    static_cast<long>(wait_ns % 1'000'000'000)};
+        const timespec ts = sleep_limit(dev.next_deadline(), now);
         st.sleeps++;
         epoll_event evs[kFirstKick + VRNIC_MAX_VECTORS];
         int n = epoll_pwait2(ep.get(), evs, std::size(evs), &ts, nullptr);
@@ -169,34 +228,8 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         }
         const uint64_t woke = monotonic_ns();
         st.sleep_ns += woke - now;
-        // The work a kick announced first; draining the eventfds and
-        // clearing NEED_WAKEUP (system calls and page stores) after it.
-        // Kicks meanwhile are harmless: the loop polls again before any
-        // sleep.
-        bool kicked = false, gone = false;
-        for (int i = 0; i < n && !kicked; i++)
-            kicked = evs[i].data.u32 >= kFirstKick;
-        if (kicked) {
-            dev.note_kick_wakeup();
-            if (dev.poll_once()) {
-                st.work_polls++;
-                st.work_ns += monotonic_ns() - woke;
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            const uint32_t tag = evs[i].data.u32;
-            if (tag >= kFirstKick) {
-                link->drain_doorbell(tag - kFirstKick);
-            } else if (tag == kConn) {
-                gone = gone || link->peer_closed();
-            } else if (tag == kListener) {
-                gone = gone || refuse_extra_clients(*link);
-            }
-        }
-        st.kick_wakeups += kicked;
-        if (gone) {
-            st.log("VM disconnected", monotonic_ns());
-            LOG_INFO("VM disconnected: freeing its device state");
+        if (handle_wakeup(dev, *link, evs, n, st, woke)) {
+            disconnect(st);
             break;
         }
         dev.set_need_wakeup(false);

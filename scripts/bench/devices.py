@@ -1,6 +1,10 @@
-"""Find and bring up the RDMA devices of a guest: rxe0 and vrnic0."""
+"""Find and bring up the RDMA devices of a guest: rxe0 and vrnic0.
+   python3 -m scripts.bench.devices DEVICE   prints DEVICE's RoCE v2 IPv4 GID
+   index once it has one."""
 import os
 import subprocess
+import sys
+import time
 
 SYS = "/sys/class/infiniband"
 
@@ -35,10 +39,15 @@ def bring_up_rxe(netdev="eth0"):
 
 
 def wait_gid(device, tries=50):
-    import time
     for _ in range(tries):
         try:
             return roce_v2_ipv4_gid(device)
         except (RuntimeError, OSError):
             time.sleep(0.1)
     return roce_v2_ipv4_gid(device)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python3 -m scripts.bench.devices DEVICE")
+    print(wait_gid(sys.argv[1]))
