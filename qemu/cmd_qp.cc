@@ -100,10 +100,9 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
     if (c.flags & ~uint16_t(VRNIC_QP_F_SQ_SIG_ALL))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown QP flags");
-    if (c.qp_type == VRNIC_QPT_UD || c.qp_type == VRNIC_QPT_GSI)
-        CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "only RC QPs");
-    if (c.qp_type != VRNIC_QPT_RC)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown QP type");
+    QpType type;
+    if (uint32_t st = qp_type_from_dev(c.qp_type, &type))
+        CMD_FAIL(st, "QP type");
     Uctx* u = d.find_uctx(c.uctx);
     Pd* pd = d.obj->pds.find(c.pd);
     Cq* scq = d.obj->cqs.find(c.send_cqn);
@@ -132,6 +131,7 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "doorbell page full");
     auto qp = std::make_unique<Qp>();
     Qp* q = qp.get();
+    q->type = type;
     q->uctx = u;
     q->pd = pd;
     q->send_cq = scq;
@@ -167,11 +167,9 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     Qp* q = d.obj->qps.find(m.qpn);
     if (!q)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such QP");
-    TransitionCheck t = check_qp_transition(q->state, m.attr_mask, m.attr);
+    TransitionCheck t = check_qp_transition(q->type, q->state, m.attr_mask, m.attr);
     if (t.status != VRNIC_CMD_STATUS_OK)
         CMD_FAIL(t.status, "QP state transition or attribute mask");
-    if (m.attr_mask & VRNIC_QP_ATTR_QKEY)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "qkey on an RC QP");
     if (const char* bad = bad_attr_value(d, m.attr_mask, m.attr))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, bad);
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "page_budget.h"
+#include "qp_type.h"
 #include "wqe_copy.h"
 
 #include <vrnic_dev.h>
@@ -90,6 +91,7 @@ struct Cq {
 
 struct Qp {
     uint32_t qpn = 0;
+    QpType type = QpType::rc;
     Uctx* uctx = nullptr;
     Pd* pd = nullptr;
     Cq* send_cq = nullptr;

@@ -123,7 +123,7 @@ Qp* find_responder(DeviceState& d, Qp& qp) {
     if (!own_gid)
         return nullptr;
     Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
-    if (!r || r->attr.dest_qpn != qp.qpn)
+    if (!r || r->type != QpType::rc || r->attr.dest_qpn != qp.qpn)
         return nullptr;
     if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
         return nullptr;
@@ -314,7 +314,11 @@ bool engine_poll(DeviceState& d) {
             progress |= flush_queue(d, qp, true);
             progress |= flush_queue(d, qp, false);
         } else {
-            progress |= process_sq(d, qp);
+            switch (qp.type) {
+            case QpType::rc:
+                progress |= process_sq(d, qp);
+                break;
+            }
         }
         d.keep_alive();
         if (d.reset_requested())
