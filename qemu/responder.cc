@@ -47,22 +47,22 @@ enum class Fetch { ok, rnr, lost, malformed };
 
 // Reads the responder's next receive WQE (without consuming it).
 Fetch fetch_recv(DeviceState& d, Qp& resp, RecvWqe* w) {
-    const uint32_t pi = qp_rq_pi(d, resp);
-    if (!ring_index_ok(pi, resp.rq_ci, resp.rq_depth())) {
-        LOG_INFO("QP %u: RQ producer index %u out of range (ci %u)", resp.qpn, pi, resp.rq_ci);
+    WorkQueue& rq = resp.rq;
+    const uint32_t pi = rq.pi();
+    if (!rq.index_ok(pi)) {
+        LOG_INFO("QP %u: RQ producer index %u out of range (ci %u)", resp.qpn, pi, rq.ci);
         qp_enter_error(d, resp, VRNIC_EQE_QP_FATAL);
         return Fetch::lost;
     }
-    if (pi == resp.rq_ci)
+    if (pi == rq.ci)
         return Fetch::rnr;
-    const uint64_t gpa =
-        resp.rq_addr + (uint64_t(resp.rq_ci & (resp.rq_depth() - 1)) << resp.rq_wqe_shift);
-    w->idx = resp.rq_ci;
+    const uint64_t gpa = rq.slot(rq.ci);
+    w->idx = rq.ci;
     vrnic_recv_wqe_hdr h;
     if (!d.mem.read(gpa, &h, sizeof(h)))
         return Fetch::malformed;
     w->wr_id = h.wr_id;
-    if (h.num_sge > resp.max_recv_sge)
+    if (h.num_sge > rq.max_sge)
         return Fetch::malformed;
     w->nsge = h.num_sge;
     if (w->nsge && !d.mem.read(gpa + VRNIC_RECV_WQE_HDR_SIZE, w->sge, w->nsge * VRNIC_SGE_SIZE))
@@ -105,7 +105,7 @@ Delivery invalid_request(DeviceState& d, Qp& resp, uint32_t vendor) {
 // The receive WQE failed: it completes in error, the responder goes to ERR.
 Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t recv_status,
                     uint8_t req_status, uint32_t vendor) {
-    resp.rq_ci++;
+    resp.rq.ci++;
     complete_recv(d, resp, w.wr_id, w.idx, recv_status, VRNIC_CQE_OP_RECV, 0, 0, false, req.qpn,
                   false, vendor);
     qp_enter_error(d, resp);
@@ -119,7 +119,7 @@ bool take_recv(DeviceState& d, Qp& req, Qp& resp, RecvWqe* w, Delivery* out) {
         return true;
     case Fetch::rnr:
         req.rnr_resp_qpn = resp.qpn;
-        req.rnr_resp_rq_pi = resp.rq_ci; // pi == ci when it was empty
+        req.rnr_resp_rq_pi = resp.rq.ci; // pi == ci when it was empty
         out->rnr = true;
         return false;
     case Fetch::lost:
@@ -149,7 +149,7 @@ bool unfinished(const LocalMsg& msg, const Slice& s) {
 bool hold_recv(DeviceState& d, Qp& req, Qp& resp, Slice& s, Delivery* out) {
     if (!s.recv_held)
         return take_recv(d, req, resp, s.recv, out);
-    if (resp.rq_ci == s.recv->idx)
+    if (resp.rq.ci == s.recv->idx)
         return true;
     *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
     return false;
@@ -187,7 +187,7 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
         out.partial = true;
         return out;
     }
-    resp.rq_ci++;
+    resp.rq.ci++;
     const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
     complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV,
                   static_cast<uint32_t>(msg.len), h.imm_data, imm, req.qpn,
@@ -219,7 +219,7 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
     }
     if (imm) {
         const RecvWqe& w = *s.recv;
-        resp.rq_ci++;
+        resp.rq.ci++;
         complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV_RDMA_WITH_IMM,
                       static_cast<uint32_t>(msg.len), h.imm_data, true, req.qpn,
                       h.flags & VRNIC_WQE_F_SOLICITED, 0);
