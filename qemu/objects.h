@@ -112,10 +112,10 @@ struct Qp {
     uint32_t sqd_stop = 0;
     // RNR: the head SQ WQE waits for a receive at the responder.
     bool rnr_waiting = false;
-    uint32_t rnr_retries = 0;    // timer-driven retries so far
-    uint64_t rnr_deadline = 0;   // ns, next timer retry
-    uint32_t rnr_resp_qpn = 0;   // the responder waited on
-    uint32_t rnr_resp_rq_pi = 0; // its producer index when we last looked
+    uint32_t rnr_retries = 0;   // timer-driven retries so far
+    uint64_t rnr_deadline = 0;  // ns, next timer retry
+    uint32_t rnr_resp_qpn = 0;  // the responder waited on
+    uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
     // The head SQ WQE's message, when an earlier pass moved part of it.
     std::unique_ptr<MsgInFlight> inflight;
 

@@ -9,6 +9,7 @@
 #include "mr.h"
 #include "psn.h"
 #include "qp_control.h"
+#include "recv_source.h"
 #include "rnr_backoff.h"
 #include "shared_word.h"
 
@@ -224,7 +225,7 @@ bool process_sq(DeviceState& d, Qp& qp) {
         bool counted = false;
         if (qp.rnr_waiting) {
             Qp* r = d.obj->qps.find(qp.rnr_resp_qpn);
-            const bool moved = r && r->rq.pi() != qp.rnr_resp_rq_pi;
+            const bool moved = r && RecvSource(*r).posted_since(qp.rnr_recv_mark);
             if (!moved && d.now() < qp.rnr_deadline)
                 break;
             counted = !moved;

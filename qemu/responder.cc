@@ -8,6 +8,7 @@
 #include "mr.h"
 #include "qp_control.h"
 #include "qp_engine.h"
+#include "recv_source.h"
 #include "shared_word.h"
 
 #include <algorithm>
@@ -42,33 +43,6 @@ void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t
 }
 
 namespace {
-
-enum class Fetch { ok, rnr, lost, malformed };
-
-// Reads the responder's next receive WQE (without consuming it).
-Fetch fetch_recv(DeviceState& d, Qp& resp, RecvWqe* w) {
-    WorkQueue& rq = resp.rq;
-    const uint32_t pi = rq.pi();
-    if (!rq.index_ok(pi)) {
-        LOG_INFO("QP %u: RQ producer index %u out of range (ci %u)", resp.qpn, pi, rq.ci);
-        qp_enter_error(d, resp, VRNIC_EQE_QP_FATAL);
-        return Fetch::lost;
-    }
-    if (pi == rq.ci)
-        return Fetch::rnr;
-    const uint64_t gpa = rq.slot(rq.ci);
-    w->idx = rq.ci;
-    vrnic_recv_wqe_hdr h;
-    if (!d.mem.read(gpa, &h, sizeof(h)))
-        return Fetch::malformed;
-    w->wr_id = h.wr_id;
-    if (h.num_sge > rq.max_sge)
-        return Fetch::malformed;
-    w->nsge = h.num_sge;
-    if (w->nsge && !d.mem.read(gpa + VRNIC_RECV_WQE_HDR_SIZE, w->sge, w->nsge * VRNIC_SGE_SIZE))
-        return Fetch::malformed;
-    return Fetch::ok;
-}
 
 // Resolves an rkey access at the responder (14.1 "Responder").
 uint32_t check_remote(DeviceState& d, Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
@@ -105,7 +79,7 @@ Delivery invalid_request(DeviceState& d, Qp& resp, uint32_t vendor) {
 // The receive WQE failed: it completes in error, the responder goes to ERR.
 Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t recv_status,
                     uint8_t req_status, uint32_t vendor) {
-    resp.rq.ci++;
+    RecvSource(resp).consume();
     complete_recv(d, resp, w.wr_id, w.idx, recv_status, VRNIC_CQE_OP_RECV, 0, 0, false, req.qpn,
                   false, vendor);
     qp_enter_error(d, resp);
@@ -114,12 +88,14 @@ Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t
 
 // Returns Delivery with rnr set, or an error, unless the fetch succeeded.
 bool take_recv(DeviceState& d, Qp& req, Qp& resp, RecvWqe* w, Delivery* out) {
-    switch (fetch_recv(d, resp, w)) {
+    using Fetch = RecvSource::Fetch;
+    RecvSource src(resp);
+    switch (src.fetch(d, w)) {
     case Fetch::ok:
         return true;
     case Fetch::rnr:
         req.rnr_resp_qpn = resp.qpn;
-        req.rnr_resp_rq_pi = resp.rq.ci; // pi == ci when it was empty
+        req.rnr_recv_mark = src.rnr_mark();
         out->rnr = true;
         return false;
     case Fetch::lost:
@@ -149,7 +125,7 @@ bool unfinished(const LocalMsg& msg, const Slice& s) {
 bool hold_recv(DeviceState& d, Qp& req, Qp& resp, Slice& s, Delivery* out) {
     if (!s.recv_held)
         return take_recv(d, req, resp, s.recv, out);
-    if (resp.rq.ci == s.recv->idx)
+    if (RecvSource(resp).at_head(*s.recv))
         return true;
     *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
     return false;
@@ -187,7 +163,7 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
         out.partial = true;
         return out;
     }
-    resp.rq.ci++;
+    RecvSource(resp).consume();
     const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
     complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV,
                   static_cast<uint32_t>(msg.len), h.imm_data, imm, req.qpn,
@@ -219,7 +195,7 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
     }
     if (imm) {
         const RecvWqe& w = *s.recv;
-        resp.rq.ci++;
+        RecvSource(resp).consume();
         complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV_RDMA_WITH_IMM,
                       static_cast<uint32_t>(msg.len), h.imm_data, true, req.qpn,
                       h.flags & VRNIC_WQE_F_SOLICITED, 0);
