@@ -2,45 +2,18 @@
 // The responder half of RC: receive WQE consumption, rkey checks, data
 // placement, atomics, and the responder's completions and errors
 // (device-interface.md 14.1, 14.4).
-#include "engine_internal.h"
+#include "responder.h"
+
+#include "completion.h"
 #include "events.h"
-#include "log.h"
 #include "mr.h"
 #include "qp_control.h"
-#include "qp_engine.h"
 #include "recv_source.h"
-#include "shared_word.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace vrnic {
-
-void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger) {
-    if (!post_cqe(d, cq, cqe, trigger) && qp.state != VRNIC_QPS_ERR)
-        qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
-}
-
-void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
-                   uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
-                   uint32_t src_qp, bool solicited, uint32_t vendor) {
-    vrnic_cqe c{};
-    c.wr_id = wr_id;
-    c.qpn = qp.qpn;
-    c.opcode = opcode;
-    c.status = status;
-    c.wqe_idx = idx;
-    c.vendor_err = vendor;
-    if (status == VRNIC_WC_SUCCESS) {
-        c.byte_len = byte_len;
-        c.src_qp = src_qp;
-        if (with_imm) {
-            c.flags = VRNIC_CQE_F_WITH_IMM;
-            c.imm_data = imm_be;
-        }
-    }
-    write_cqe_or_fail_qp(d, qp, *qp.recv_cq, c, solicited || status != VRNIC_WC_SUCCESS);
-}
 
 namespace {
 

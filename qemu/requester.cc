@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The requester half of RC: SQ polling, WQE validation, destination lookup,
 // RNR retries, send completions and flushing (device-interface.md 13, 14).
-#include "qp_engine.h"
+#include "requester.h"
 
-#include "engine_internal.h"
+#include "completion.h"
 #include "events.h"
 #include "log.h"
 #include "mr.h"
 #include "psn.h"
 #include "qp_control.h"
 #include "recv_source.h"
+#include "responder.h"
 #include "rnr_backoff.h"
 #include "shared_word.h"
 
