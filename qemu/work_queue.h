@@ -5,6 +5,7 @@
 // index. All values were validated when the queue was created.
 #pragma once
 
+#include "ring_slot.h"
 #include "shared_word.h"
 
 #include <cstdint>
@@ -26,9 +27,7 @@ struct WorkQueue {
     // A producer index at most one ring ahead of ci.
     bool index_ok(uint32_t pi) const { return ring_index_ok(pi, ci, depth()); }
     // The guest address of WQE `idx` (free-running).
-    uint64_t slot(uint32_t idx) const {
-        return ring + (uint64_t(idx & (depth() - 1)) << wqe_shift);
-    }
+    uint64_t slot(uint32_t idx) const { return ring_slot(ring, log_depth, wqe_bytes(), idx); }
 };
 
 } // namespace vrnic
