@@ -100,10 +100,9 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
     if (c.flags & ~uint16_t(VRNIC_QP_F_SQ_SIG_ALL))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown QP flags");
-    if (c.qp_type == VRNIC_QPT_UD || c.qp_type == VRNIC_QPT_GSI)
-        CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "only RC QPs");
-    if (c.qp_type != VRNIC_QPT_RC)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown QP type");
+    QpType type;
+    if (uint32_t st = qp_type_from_dev(c.qp_type, &type))
+        CMD_FAIL(st, "QP type");
     Uctx* u = d.find_uctx(c.uctx);
     Pd* pd = d.obj->pds.find(c.pd);
     Cq* scq = d.obj->cqs.find(c.send_cqn);
@@ -132,19 +131,23 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "doorbell page full");
     auto qp = std::make_unique<Qp>();
     Qp* q = qp.get();
+    q->type = type;
     q->uctx = u;
     q->pd = pd;
     q->send_cq = scq;
     q->recv_cq = rcq;
     q->create_flags = c.flags;
-    q->sq_addr = c.sq_addr;
-    q->sq_log_depth = c.sq_log_depth;
-    q->sq_wqe_shift = c.sq_wqe_shift;
-    q->rq_addr = c.rq_addr;
-    q->rq_log_depth = c.rq_log_depth;
-    q->rq_wqe_shift = c.rq_wqe_shift;
-    q->max_send_sge = c.max_send_sge;
-    q->max_recv_sge = c.max_recv_sge;
+    const vrnic_db_qp& db = d.bar2.slot(u->db_page, slot)->qp;
+    q->sq = {.ring = c.sq_addr,
+             .log_depth = c.sq_log_depth,
+             .wqe_shift = c.sq_wqe_shift,
+             .max_sge = c.max_send_sge,
+             .pi_word = &db.sq_pi};
+    q->rq = {.ring = c.rq_addr,
+             .log_depth = c.rq_log_depth,
+             .wqe_shift = c.rq_wqe_shift,
+             .max_sge = c.max_recv_sge,
+             .pi_word = &db.rq_pi};
     q->max_inline = c.max_inline;
     q->db_slot = slot;
     q->qpn = d.obj->qps.insert(std::move(qp));
@@ -167,11 +170,9 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     Qp* q = d.obj->qps.find(m.qpn);
     if (!q)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such QP");
-    TransitionCheck t = check_qp_transition(q->state, m.attr_mask, m.attr);
+    TransitionCheck t = check_qp_transition(q->type, q->state, m.attr_mask, m.attr);
     if (t.status != VRNIC_CMD_STATUS_OK)
         CMD_FAIL(t.status, "QP state transition or attribute mask");
-    if (m.attr_mask & VRNIC_QP_ATTR_QKEY)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "qkey on an RC QP");
     if (const char* bad = bad_attr_value(d, m.attr_mask, m.attr))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, bad);
 
@@ -191,8 +192,8 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     if (t.target == VRNIC_QPS_SQD && from != VRNIC_QPS_SQD) {
         // What was posted before this command (the producer index now) still
         // runs, even if the engine has not fetched it yet; then SQ_DRAINED.
-        const uint32_t pi = qp_sq_pi(d, *q);
-        q->sqd_stop = ring_index_ok(pi, q->sq_ci, q->sq_depth()) ? pi : q->sq_ci + q->rnr_waiting;
+        const uint32_t pi = q->sq.pi();
+        q->sqd_stop = q->sq.index_ok(pi) ? pi : q->sq.ci + q->rnr_waiting;
         if (q->attr.en_sqd_async_notify) {
             if (q->rnr_waiting || !q->sqd_reached())
                 q->sq_drained_pending = true;

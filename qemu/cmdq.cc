@@ -2,6 +2,7 @@
 // The command queue ring and the opcode dispatch (sections 9.2, 9.3).
 #include "cmd_util.h"
 #include "events.h"
+#include "ring_slot.h"
 #include "shared_word.h"
 
 #include <new>
@@ -100,17 +101,17 @@ bool process_cmdq(DeviceState& d) {
         return true;
     }
     while (d.cmdq_ci != pi && !d.fatal) {
-        uint64_t gpa = d.rings.cmdq_base + uint64_t(d.cmdq_ci & (depth - 1)) * VRNIC_CMD_SIZE;
-        uint8_t* slot = d.mem.at(gpa, VRNIC_CMD_SIZE); // validated when latched
-        if (!slot) {
+        // validated when latched
+        auto* cmd =
+            ring_entry<vrnic_cmd>(d.mem, d.rings.cmdq_base, d.rings.cmdq_log_depth, d.cmdq_ci);
+        if (!cmd) {
             enter_fatal(d, VRNIC_FATAL_INTERNAL);
             break;
         }
         vrnic_cmd in;
-        memcpy(&in, slot, sizeof(in)); // read once, then validate the copy
+        memcpy(&in, cmd, sizeof(in)); // read once, then validate the copy
         vrnic_cmd out{};
         CmdResult r = execute_command(d, in, out);
-        auto* cmd = reinterpret_cast<vrnic_cmd*>(slot);
         memcpy(cmd->payload, out.payload, sizeof(out.payload));
         store_relaxed(&cmd->hdr.syndrome, r.syndrome);
         store_relaxed(&cmd->hdr.status, r.status);

@@ -4,7 +4,7 @@
 #include "commands.h"
 #include "events.h"
 #include "log.h"
-#include "qp_engine.h"
+#include "requester.h"
 #include "shared_word.h"
 
 #include <ctime>

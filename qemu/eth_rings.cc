@@ -2,16 +2,12 @@
 #include "eth_rings.h"
 
 #include "log.h"
+#include "ring_slot.h"
 #include "shared_word.h"
 
 namespace vrnic {
 
 namespace {
-
-vrnic_eth_desc* desc_at(DeviceState& d, uint64_t base, uint32_t log_depth, uint32_t idx) {
-    uint64_t gpa = base + uint64_t(idx & ((1u << log_depth) - 1)) * sizeof(vrnic_eth_desc);
-    return reinterpret_cast<vrnic_eth_desc*>(d.mem.at(gpa, sizeof(vrnic_eth_desc)));
-}
 
 // A receive-side drop, counted in a register the driver folds into its
 // statistics.
@@ -35,7 +31,8 @@ bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
     }
     const uint32_t max_len = d.params.eth_max_mtu + VRNIC_ETH_HDR_MAX;
     while (d.tx_ci != pi) {
-        vrnic_eth_desc* slot = desc_at(d, d.rings.tx_base, d.rings.tx_log_depth, d.tx_ci);
+        vrnic_eth_desc* slot =
+            ring_entry<vrnic_eth_desc>(d.mem, d.rings.tx_base, d.rings.tx_log_depth, d.tx_ci);
         vrnic_eth_desc desc;
         memcpy(&desc, slot, sizeof(desc));
         uint16_t status = VRNIC_ETH_ST_DONE;
@@ -73,7 +70,8 @@ bool eth_deliver_rx(DeviceState& d, const uint8_t* frame, uint32_t len) {
         count_drop(&r->eth_rx_missed); // no buffer: no descriptor consumed
         return false;
     }
-    vrnic_eth_desc* slot = desc_at(d, d.rings.rx_base, d.rings.rx_log_depth, d.rx_ci);
+    vrnic_eth_desc* slot =
+        ring_entry<vrnic_eth_desc>(d.mem, d.rings.rx_base, d.rings.rx_log_depth, d.rx_ci);
     vrnic_eth_desc desc;
     memcpy(&desc, slot, sizeof(desc));
     if (len > desc.len) {

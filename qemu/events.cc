@@ -2,6 +2,7 @@
 #include "events.h"
 
 #include "log.h"
+#include "ring_slot.h"
 #include "shared_word.h"
 
 #include <cstring>
@@ -32,8 +33,7 @@ bool post_eqe(DeviceState& d, Eq& eq, uint8_t type, uint32_t obj, uint64_t aux) 
         eq.overflow_logged = true;
         return false;
     }
-    uint64_t gpa = eq.ring + uint64_t(eq.pi & (depth - 1)) * VRNIC_EQE_SIZE;
-    auto* e = reinterpret_cast<vrnic_eqe*>(d.mem.at(gpa, VRNIC_EQE_SIZE));
+    auto* e = ring_entry<vrnic_eqe>(d.mem, eq.ring, eq.log_depth, eq.pi);
     if (!e) // validated at creation; cannot happen
         return false;
     store_relaxed(&e->type, type);
@@ -68,8 +68,8 @@ bool post_cqe(DeviceState& d, Cq& cq, const vrnic_cqe& cqe, bool triggers_solici
         post_async_event(d, VRNIC_EQE_CQ_ERROR, cq.cqn);
         return false;
     }
-    uint64_t gpa = cq.ring + uint64_t(cq.pi & (depth - 1)) * VRNIC_CQE_SIZE;
-    auto* dst = d.mem.at(gpa, VRNIC_CQE_SIZE);
+    auto* dst =
+        reinterpret_cast<uint8_t*>(ring_entry<vrnic_cqe>(d.mem, cq.ring, cq.log_depth, cq.pi));
     if (!dst)
         return false;
     // Everything but the owner byte, then the owner byte with release.

@@ -5,6 +5,8 @@
 #pragma once
 
 #include "page_budget.h"
+#include "qp_type.h"
+#include "work_queue.h"
 #include "wqe_copy.h"
 
 #include <vrnic_dev.h>
@@ -90,38 +92,34 @@ struct Cq {
 
 struct Qp {
     uint32_t qpn = 0;
+    QpType type = QpType::rc;
     Uctx* uctx = nullptr;
     Pd* pd = nullptr;
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
     uint16_t create_flags = 0;
-    uint64_t sq_addr = 0, rq_addr = 0;
-    uint32_t sq_log_depth = 0, sq_wqe_shift = 0;
-    uint32_t rq_log_depth = 0, rq_wqe_shift = 0;
-    uint32_t max_send_sge = 0, max_recv_sge = 0, max_inline = 0;
+    WorkQueue sq, rq; // their consumer indices are the engine's
+    uint32_t max_inline = 0;
     uint32_t db_slot = 0;
 
     vrnic_qp_state state = VRNIC_QPS_RESET;
     vrnic_qp_attr attr{}; // last values set; qp_state mirrors `state`
 
-    // Engine state: device consumer indices, free-running.
-    uint32_t sq_ci = 0, rq_ci = 0;
+    // Engine state.
     bool comm_est_sent = false;
     bool sq_drained_pending = false;
-    // SQD: WQEs posted before the transition still run; sq_ci stops here.
+    // SQD: WQEs posted before the transition still run; sq.ci stops here.
     uint32_t sqd_stop = 0;
     // RNR: the head SQ WQE waits for a receive at the responder.
     bool rnr_waiting = false;
-    uint32_t rnr_retries = 0;    // timer-driven retries so far
-    uint64_t rnr_deadline = 0;   // ns, next timer retry
-    uint32_t rnr_resp_qpn = 0;   // the responder waited on
-    uint32_t rnr_resp_rq_pi = 0; // its producer index when we last looked
+    uint32_t rnr_retries = 0;   // timer-driven retries so far
+    uint64_t rnr_deadline = 0;  // ns, next timer retry
+    uint32_t rnr_resp_qpn = 0;  // the responder waited on
+    uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
     // The head SQ WQE's message, when an earlier pass moved part of it.
     std::unique_ptr<MsgInFlight> inflight;
 
-    uint32_t sq_depth() const { return 1u << sq_log_depth; }
-    uint32_t rq_depth() const { return 1u << rq_log_depth; }
-    bool sqd_reached() const { return int32_t(sqd_stop - sq_ci) <= 0; }
+    bool sqd_reached() const { return int32_t(sqd_stop - sq.ci) <= 0; }
     bool in_active_list = false;
 };
 

@@ -3,7 +3,6 @@
 
 #include "events.h"
 #include "log.h"
-#include "shared_word.h"
 
 #include <algorithm>
 
@@ -34,8 +33,8 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
 }
 
 void qp_enter_reset(DeviceState& d, Qp& qp) {
-    qp.sq_ci = qp_sq_pi(d, qp);
-    qp.rq_ci = qp_rq_pi(d, qp);
+    qp.sq.ci = qp.sq.pi();
+    qp.rq.ci = qp.rq.pi();
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;
@@ -43,14 +42,6 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.sq_drained_pending = false;
     qp.inflight.reset();
     qp_set_active(d, qp, false);
-}
-
-uint32_t qp_sq_pi(const DeviceState& d, const Qp& qp) {
-    return load_acquire(&d.bar2.slot(qp.uctx->db_page, qp.db_slot)->qp.sq_pi);
-}
-
-uint32_t qp_rq_pi(const DeviceState& d, const Qp& qp) {
-    return load_acquire(&d.bar2.slot(qp.uctx->db_page, qp.db_slot)->qp.rq_pi);
 }
 
 } // namespace vrnic

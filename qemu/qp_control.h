@@ -18,8 +18,4 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event = 0);
 // the producer indices in the slot; attributes return to 0.
 void qp_enter_reset(DeviceState& d, Qp& qp);
 
-// The SQ/RQ producer indices the guest published in the QP's slot.
-uint32_t qp_sq_pi(const DeviceState& d, const Qp& qp);
-uint32_t qp_rq_pi(const DeviceState& d, const Qp& qp);
-
 } // namespace vrnic

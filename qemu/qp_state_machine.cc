@@ -1,80 +1,74 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "qp_state_machine.h"
 
+#include <array>
+#include <iterator>
+
 namespace vrnic {
 
 namespace {
 
 struct Rule {
-    bool valid;
-    uint32_t required;
-    uint32_t optional;
+    bool valid = false;
+    uint32_t required = 0;
+    uint32_t optional = 0;
 };
+
+constexpr size_t kQpStates = VRNIC_QPS_ERR + 1;
+
+// [cur][next], for the transitions other than to RESET and ERR, which are
+// the same for every type.
+using StateTable = std::array<std::array<Rule, kQpStates>, kQpStates>;
 
 constexpr uint32_t kUnsupportedAttrs = VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_PATH_MIG_STATE;
 
-Rule rule(vrnic_qp_state from, vrnic_qp_state to) {
-    using S = vrnic_qp_state;
+constexpr StateTable rc_table() {
     constexpr uint32_t kAltMig = VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_PATH_MIG_STATE;
+    constexpr uint32_t kRtsOpt = VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS |
+                                 VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig;
+    StateTable t{};
+    t[VRNIC_QPS_RESET][VRNIC_QPS_INIT] = {
+        true, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS, 0};
+    t[VRNIC_QPS_INIT][VRNIC_QPS_INIT] = {
+        true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS};
+    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {
+        true,
+        VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
+            VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER,
+        VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX};
+    t[VRNIC_QPS_RTR][VRNIC_QPS_RTS] = {true,
+                                       VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
+                                           VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_SQ_PSN |
+                                           VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC,
+                                       kRtsOpt};
+    t[VRNIC_QPS_RTS][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    t[VRNIC_QPS_RTS][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};
+    t[VRNIC_QPS_SQD][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    t[VRNIC_QPS_SQD][VRNIC_QPS_SQD] = {
+        true, 0,
+        VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
+            VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC |
+            VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_ACCESS_FLAGS |
+            VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig};
+    return t;
+}
+
+// Indexed by QpType.
+constexpr StateTable kTables[] = {rc_table()};
+static_assert(std::size(kTables) == kQpTypeCount, "a state table for every QP type");
+
+Rule rule(QpType type, vrnic_qp_state from, vrnic_qp_state to) {
     if (to == VRNIC_QPS_RESET)
         return {true, 0, 0};
     if (to == VRNIC_QPS_ERR)
         return {from != VRNIC_QPS_RESET, 0, 0};
-    switch (from) {
-    case S::VRNIC_QPS_RESET:
-        if (to == VRNIC_QPS_INIT)
-            return {true,
-                    VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS, 0};
-        break;
-    case S::VRNIC_QPS_INIT:
-        if (to == VRNIC_QPS_INIT)
-            return {true, 0,
-                    VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS};
-        if (to == VRNIC_QPS_RTR)
-            return {true,
-                    VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN |
-                        VRNIC_QP_ATTR_RQ_PSN | VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                        VRNIC_QP_ATTR_MIN_RNR_TIMER,
-                    VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX};
-        break;
-    case S::VRNIC_QPS_RTR:
-        if (to == VRNIC_QPS_RTS)
-            return {true,
-                    VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT | VRNIC_QP_ATTR_RNR_RETRY |
-                        VRNIC_QP_ATTR_SQ_PSN | VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC,
-                    VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS |
-                        VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig};
-        break;
-    case S::VRNIC_QPS_RTS:
-        if (to == VRNIC_QPS_RTS)
-            return {true, 0,
-                    VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS |
-                        VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig};
-        if (to == VRNIC_QPS_SQD)
-            return {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};
-        break;
-    case S::VRNIC_QPS_SQD:
-        if (to == VRNIC_QPS_RTS)
-            return {true, 0,
-                    VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS |
-                        VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig};
-        if (to == VRNIC_QPS_SQD)
-            return {true, 0,
-                    VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_TIMEOUT |
-                        VRNIC_QP_ATTR_RETRY_CNT | VRNIC_QP_ATTR_RNR_RETRY |
-                        VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC | VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC |
-                        VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX |
-                        VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig};
-        break;
-    default:
-        break;
-    }
-    return {false, 0, 0};
+    return kTables[size_t(type)][from][to];
 }
 
 } // namespace
 
-TransitionCheck check_qp_transition(vrnic_qp_state cur, uint32_t mask, const vrnic_qp_attr& attr) {
+TransitionCheck check_qp_transition(QpType type, vrnic_qp_state cur, uint32_t mask,
+                                    const vrnic_qp_attr& attr) {
     if (mask & ~VRNIC_QP_ATTR_ALL)
         return {VRNIC_CMD_STATUS_BAD_PARAM, cur};
     if (mask & VRNIC_QP_ATTR_CAP)
@@ -87,7 +81,7 @@ TransitionCheck check_qp_transition(vrnic_qp_state cur, uint32_t mask, const vrn
             return {VRNIC_CMD_STATUS_BAD_PARAM, cur};
         target = static_cast<vrnic_qp_state>(attr.qp_state);
     }
-    Rule r = rule(cur, target);
+    Rule r = rule(type, cur, target);
     if (!r.valid)
         return {VRNIC_CMD_STATUS_BAD_STATE, cur};
     uint32_t attrs = mask & ~uint32_t(VRNIC_QP_ATTR_STATE);

@@ -2,73 +2,20 @@
 // The responder half of RC: receive WQE consumption, rkey checks, data
 // placement, atomics, and the responder's completions and errors
 // (device-interface.md 14.1, 14.4).
-#include "engine_internal.h"
+#include "responder.h"
+
+#include "completion.h"
 #include "events.h"
-#include "log.h"
 #include "mr.h"
 #include "qp_control.h"
-#include "qp_engine.h"
-#include "shared_word.h"
+#include "recv_source.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace vrnic {
 
-void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger) {
-    if (!post_cqe(d, cq, cqe, trigger) && qp.state != VRNIC_QPS_ERR)
-        qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
-}
-
-void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
-                   uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
-                   uint32_t src_qp, bool solicited, uint32_t vendor) {
-    vrnic_cqe c{};
-    c.wr_id = wr_id;
-    c.qpn = qp.qpn;
-    c.opcode = opcode;
-    c.status = status;
-    c.wqe_idx = idx;
-    c.vendor_err = vendor;
-    if (status == VRNIC_WC_SUCCESS) {
-        c.byte_len = byte_len;
-        c.src_qp = src_qp;
-        if (with_imm) {
-            c.flags = VRNIC_CQE_F_WITH_IMM;
-            c.imm_data = imm_be;
-        }
-    }
-    write_cqe_or_fail_qp(d, qp, *qp.recv_cq, c, solicited || status != VRNIC_WC_SUCCESS);
-}
-
 namespace {
-
-enum class Fetch { ok, rnr, lost, malformed };
-
-// Reads the responder's next receive WQE (without consuming it).
-Fetch fetch_recv(DeviceState& d, Qp& resp, RecvWqe* w) {
-    const uint32_t pi = qp_rq_pi(d, resp);
-    if (!ring_index_ok(pi, resp.rq_ci, resp.rq_depth())) {
-        LOG_INFO("QP %u: RQ producer index %u out of range (ci %u)", resp.qpn, pi, resp.rq_ci);
-        qp_enter_error(d, resp, VRNIC_EQE_QP_FATAL);
-        return Fetch::lost;
-    }
-    if (pi == resp.rq_ci)
-        return Fetch::rnr;
-    const uint64_t gpa =
-        resp.rq_addr + (uint64_t(resp.rq_ci & (resp.rq_depth() - 1)) << resp.rq_wqe_shift);
-    w->idx = resp.rq_ci;
-    vrnic_recv_wqe_hdr h;
-    if (!d.mem.read(gpa, &h, sizeof(h)))
-        return Fetch::malformed;
-    w->wr_id = h.wr_id;
-    if (h.num_sge > resp.max_recv_sge)
-        return Fetch::malformed;
-    w->nsge = h.num_sge;
-    if (w->nsge && !d.mem.read(gpa + VRNIC_RECV_WQE_HDR_SIZE, w->sge, w->nsge * VRNIC_SGE_SIZE))
-        return Fetch::malformed;
-    return Fetch::ok;
-}
 
 // Resolves an rkey access at the responder (14.1 "Responder").
 uint32_t check_remote(DeviceState& d, Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
@@ -105,7 +52,7 @@ Delivery invalid_request(DeviceState& d, Qp& resp, uint32_t vendor) {
 // The receive WQE failed: it completes in error, the responder goes to ERR.
 Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t recv_status,
                     uint8_t req_status, uint32_t vendor) {
-    resp.rq_ci++;
+    RecvSource(resp).consume();
     complete_recv(d, resp, w.wr_id, w.idx, recv_status, VRNIC_CQE_OP_RECV, 0, 0, false, req.qpn,
                   false, vendor);
     qp_enter_error(d, resp);
@@ -114,12 +61,14 @@ Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t
 
 // Returns Delivery with rnr set, or an error, unless the fetch succeeded.
 bool take_recv(DeviceState& d, Qp& req, Qp& resp, RecvWqe* w, Delivery* out) {
-    switch (fetch_recv(d, resp, w)) {
+    using Fetch = RecvSource::Fetch;
+    RecvSource src(resp);
+    switch (src.fetch(d, w)) {
     case Fetch::ok:
         return true;
     case Fetch::rnr:
         req.rnr_resp_qpn = resp.qpn;
-        req.rnr_resp_rq_pi = resp.rq_ci; // pi == ci when it was empty
+        req.rnr_recv_mark = src.rnr_mark();
         out->rnr = true;
         return false;
     case Fetch::lost:
@@ -149,7 +98,7 @@ bool unfinished(const LocalMsg& msg, const Slice& s) {
 bool hold_recv(DeviceState& d, Qp& req, Qp& resp, Slice& s, Delivery* out) {
     if (!s.recv_held)
         return take_recv(d, req, resp, s.recv, out);
-    if (resp.rq_ci == s.recv->idx)
+    if (RecvSource(resp).at_head(*s.recv))
         return true;
     *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
     return false;
@@ -187,7 +136,7 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
         out.partial = true;
         return out;
     }
-    resp.rq_ci++;
+    RecvSource(resp).consume();
     const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
     complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV,
                   static_cast<uint32_t>(msg.len), h.imm_data, imm, req.qpn,
@@ -219,7 +168,7 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
     }
     if (imm) {
         const RecvWqe& w = *s.recv;
-        resp.rq_ci++;
+        RecvSource(resp).consume();
         complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV_RDMA_WITH_IMM,
                       static_cast<uint32_t>(msg.len), h.imm_data, true, req.qpn,
                       h.flags & VRNIC_WQE_F_SOLICITED, 0);

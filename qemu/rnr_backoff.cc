@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "rnr_backoff.h"
 
-#include "qp_engine.h"
+#include "requester.h"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 // rewrites the capability words in BAR2 lifts none of its limits.
 #include "fake_driver.h"
 
-#include "qp_engine.h"
+#include "completion.h"
 
 namespace vrnic::test {
 namespace {

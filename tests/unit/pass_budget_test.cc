@@ -3,7 +3,7 @@
 // large messages arrive intact across slices, other QPs are served between
 // the slices, and every slice is checked against the objects as they are.
 #include "fake_driver.h"
-#include "qp_engine.h"
+#include "requester.h"
 
 #include <cstring>
 

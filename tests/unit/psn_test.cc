@@ -5,7 +5,7 @@
 // message takes at the requester's path MTU; QUERY_QP reports the next PSNs.
 #include "rc_fixture.h"
 
-#include "qp_engine.h"
+#include "completion.h"
 
 namespace vrnic::test {
 namespace {

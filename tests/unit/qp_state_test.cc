@@ -23,7 +23,7 @@ vrnic_qp_attr to(vrnic_qp_state s) {
 }
 
 uint32_t check(vrnic_qp_state from, vrnic_qp_state target, uint32_t mask) {
-    return check_qp_transition(from, mask | S, to(target)).status;
+    return check_qp_transition(QpType::rc, from, mask | S, to(target)).status;
 }
 
 TEST(QpStateTable, LegalTransitionsWithRequiredAttributes) {
@@ -42,7 +42,8 @@ TEST(QpStateTable, LegalTransitionsWithRequiredAttributes) {
         EXPECT_EQ(0u, check(s, VRNIC_QPS_ERR, 0)) << s;
     }
     // Without STATE the target is the current state.
-    auto t = check_qp_transition(VRNIC_QPS_RTS, VRNIC_QP_ATTR_MIN_RNR_TIMER, vrnic_qp_attr{});
+    auto t = check_qp_transition(QpType::rc, VRNIC_QPS_RTS, VRNIC_QP_ATTR_MIN_RNR_TIMER,
+                                 vrnic_qp_attr{});
     EXPECT_EQ(0u, t.status);
     EXPECT_EQ(VRNIC_QPS_RTS, t.target);
 }
@@ -62,7 +63,8 @@ TEST(QpStateTable, IllegalTransitionsAreBadState) {
     // CUR_STATE must match.
     vrnic_qp_attr a = to(VRNIC_QPS_RTS);
     a.cur_qp_state = VRNIC_QPS_RTR;
-    EXPECT_EQ(BAD, check_qp_transition(VRNIC_QPS_RTS, S | VRNIC_QP_ATTR_CUR_STATE, a).status);
+    EXPECT_EQ(
+        BAD, check_qp_transition(QpType::rc, VRNIC_QPS_RTS, S | VRNIC_QP_ATTR_CUR_STATE, a).status);
 }
 
 TEST(QpStateTable, AttributeMaskErrors) {
@@ -85,12 +87,14 @@ TEST(QpStateTable, AttributeMaskErrors) {
     EXPECT_EQ(P, check(VRNIC_QPS_RESET, VRNIC_QPS_INIT, kInitReq | (1u << 21)));
     vrnic_qp_attr cur = to(VRNIC_QPS_INIT);
     cur.cur_qp_state = VRNIC_QPS_INIT; // matches, but INIT->INIT does not allow it
-    EXPECT_EQ(P, check_qp_transition(VRNIC_QPS_INIT, S | VRNIC_QP_ATTR_CUR_STATE, cur).status);
+    EXPECT_EQ(
+        P,
+        check_qp_transition(QpType::rc, VRNIC_QPS_INIT, S | VRNIC_QP_ATTR_CUR_STATE, cur).status);
     EXPECT_EQ(U, check(VRNIC_QPS_INIT, VRNIC_QPS_RTR, kRtrReq | VRNIC_QP_ATTR_ALT_PATH));
     EXPECT_EQ(U, check(VRNIC_QPS_RTR, VRNIC_QPS_RTS, kRtsReq | VRNIC_QP_ATTR_PATH_MIG_STATE));
     EXPECT_EQ(U, check(VRNIC_QPS_RTS, VRNIC_QPS_RTS, VRNIC_QP_ATTR_CAP));
     vrnic_qp_attr bad = to(static_cast<vrnic_qp_state>(7));
-    EXPECT_EQ(P, check_qp_transition(VRNIC_QPS_RESET, S, bad).status);
+    EXPECT_EQ(P, check_qp_transition(QpType::rc, VRNIC_QPS_RESET, S, bad).status);
 }
 
 class QpModify : public ::testing::Test {

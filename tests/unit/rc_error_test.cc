@@ -2,7 +2,7 @@
 // ends in, the async events, and the flush that follows.
 #include "rc_fixture.h"
 
-#include "qp_engine.h"
+#include "completion.h"
 
 namespace vrnic::test {
 namespace {

@@ -3,7 +3,8 @@
 // RNR_RETRY_EXC_ERR after rnr_retry retries (7: forever).
 #include "rc_fixture.h"
 
-#include "qp_engine.h"
+#include "completion.h"
+#include "requester.h"
 #include "rnr_backoff.h"
 
 #include <algorithm>

@@ -78,9 +78,9 @@ void qp_index(World& w, Scene& s, Input& in, bool sq) {
         return;
     vrnic_db_qp* db = s.qp_db(q);
     if (sq)
-        store_release(&db->sq_pi, index_near(in, qp->sq_ci, 1u << q.sq_log));
+        store_release(&db->sq_pi, index_near(in, qp->sq.ci, 1u << q.sq_log));
     else
-        store_release(&db->rq_pi, index_near(in, qp->rq_ci, 1u << q.rq_log));
+        store_release(&db->rq_pi, index_near(in, qp->rq.ci, 1u << q.rq_log));
 }
 
 void cq_word(World& w, Scene& s, Input& in) {
@@ -116,7 +116,7 @@ void any_slot(World& w, Scene& s, Input& in) {
     // A value that means something to some object, or raw.
     const QpRef& q = s.qps[m % Scene::kQps];
     const Qp* qp = w.objects().qps.find(q.qpn);
-    const uint32_t v = (m & 0x80) || !qp ? in.u32() : index_near(in, qp->sq_ci, 1u << q.sq_log);
+    const uint32_t v = (m & 0x80) || !qp ? in.u32() : index_near(in, qp->sq.ci, 1u << q.sq_log);
     store_release(&words[(m >> 3) & 1], v);
 }
 

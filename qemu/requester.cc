@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The requester half of RC: SQ polling, WQE validation, destination lookup,
 // RNR retries, send completions and flushing (device-interface.md 13, 14).
-#include "qp_engine.h"
+#include "requester.h"
 
-#include "engine_internal.h"
+#include "completion.h"
 #include "events.h"
 #include "log.h"
 #include "mr.h"
 #include "psn.h"
 #include "qp_control.h"
+#include "recv_source.h"
+#include "responder.h"
 #include "rnr_backoff.h"
 #include "shared_word.h"
 
@@ -49,7 +51,7 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
     const bool signaled = status != VRNIC_WC_SUCCESS || (h.flags & VRNIC_WQE_F_SIGNALED) ||
                           (qp.create_flags & VRNIC_QP_F_SQ_SIG_ALL);
     if (status != VRNIC_WC_SUCCESS)
-        LOG_DBG("QP %u WQE %u: status %u vendor_err %u", qp.qpn, qp.sq_ci, status, vendor);
+        LOG_DBG("QP %u WQE %u: status %u vendor_err %u", qp.qpn, qp.sq.ci, status, vendor);
     if (signaled) {
         vrnic_cqe c{};
         c.wr_id = h.wr_id;
@@ -57,7 +59,7 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
         c.opcode = cqe_opcode(h.opcode);
         c.status = status;
         c.vendor_err = vendor;
-        c.wqe_idx = qp.sq_ci;
+        c.wqe_idx = qp.sq.ci;
         if (status == VRNIC_WC_SUCCESS)
             c.byte_len = is_atomic(h.opcode) ? 8 : static_cast<uint32_t>(len);
         write_cqe_or_fail_qp(d, qp, *qp.send_cq, c, status != VRNIC_WC_SUCCESS);
@@ -74,7 +76,7 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
         return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.flags & ~uint8_t(VRNIC_WQE_F_ALL))
         return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
-    if (h.num_sge > qp.max_send_sge)
+    if (h.num_sge > qp.sq.max_sge)
         return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;
     const bool atomic = is_atomic(h.opcode);
     if (h.flags & VRNIC_WQE_F_INLINE) {
@@ -123,7 +125,7 @@ Qp* find_responder(DeviceState& d, Qp& qp) {
     if (!own_gid)
         return nullptr;
     Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
-    if (!r || r->attr.dest_qpn != qp.qpn)
+    if (!r || r->type != QpType::rc || r->attr.dest_qpn != qp.qpn)
         return nullptr;
     if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
         return nullptr;
@@ -161,11 +163,11 @@ Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, L
     return Outcome::consumed;
 }
 
-// Executes (the next slice of) the WQE at sq_ci. `rnr_counted`: this
+// Executes (the next slice of) the WQE at sq.ci. `rnr_counted`: this
 // attempt is a timer-driven RNR retry.
 Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     MsgInFlight* f = qp.inflight.get();
-    if (f && f->sq_idx != qp.sq_ci) { // cannot happen: ERR and RESET drop it
+    if (f && f->sq_idx != qp.sq.ci) { // cannot happen: ERR and RESET drop it
         qp.inflight.reset();
         f = nullptr;
     }
@@ -173,9 +175,7 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     SendWqeCopy local;
     SendWqeCopy& w = f ? f->wqe : local;
     if (!f) {
-        const uint64_t gpa =
-            qp.sq_addr + (uint64_t(qp.sq_ci & (qp.sq_depth() - 1)) << qp.sq_wqe_shift);
-        if (!d.mem.read(gpa, &w, 1u << qp.sq_wqe_shift)) { // validated at CREATE_QP
+        if (!d.mem.read(qp.sq.slot(qp.sq.ci), &w, qp.sq.wqe_bytes())) { // validated at CREATE_QP
             vrnic_send_wqe_hdr none{};
             complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
             return Outcome::consumed;
@@ -205,7 +205,7 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
             if (!f) {
                 qp.inflight = std::make_unique<MsgInFlight>();
                 f = qp.inflight.get();
-                f->sq_idx = qp.sq_ci;
+                f->sq_idx = qp.sq.ci;
                 memcpy(&f->wqe, &local, sizeof(local));
                 f->recv = recv;
             }
@@ -226,20 +226,20 @@ bool process_sq(DeviceState& d, Qp& qp) {
         bool counted = false;
         if (qp.rnr_waiting) {
             Qp* r = d.obj->qps.find(qp.rnr_resp_qpn);
-            const bool moved = r && qp_rq_pi(d, *r) != qp.rnr_resp_rq_pi;
+            const bool moved = r && RecvSource(*r).posted_since(qp.rnr_recv_mark);
             if (!moved && d.now() < qp.rnr_deadline)
                 break;
             counted = !moved;
         } else if (qp.state == VRNIC_QPS_SQD && qp.sqd_reached()) {
             break; // drained: fetch nothing posted after the transition
         }
-        const uint32_t pi = qp_sq_pi(d, qp);
-        if (!ring_index_ok(pi, qp.sq_ci, qp.sq_depth())) {
-            LOG_INFO("QP %u: SQ producer index %u out of range (ci %u)", qp.qpn, pi, qp.sq_ci);
+        const uint32_t pi = qp.sq.pi();
+        if (!qp.sq.index_ok(pi)) {
+            LOG_INFO("QP %u: SQ producer index %u out of range (ci %u)", qp.qpn, pi, qp.sq.ci);
             qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
             return true;
         }
-        if (pi == qp.sq_ci)
+        if (pi == qp.sq.ci)
             break;
         d.note_poster(qp);
         const Outcome o = execute_send(d, qp, counted);
@@ -247,7 +247,7 @@ bool process_sq(DeviceState& d, Qp& qp) {
             break;
         if (o == Outcome::partial)
             return true;
-        qp.sq_ci++;
+        qp.sq.ci++;
         progress = true;
         if (qp.sq_drained_pending && qp.state == VRNIC_QPS_SQD && !qp.rnr_waiting &&
             qp.sqd_reached()) {
@@ -258,30 +258,33 @@ bool process_sq(DeviceState& d, Qp& qp) {
     return progress;
 }
 
-// Flushes [ci, pi) of one queue with WR_FLUSH_ERR, reading only wr_id (and
-// the opcode byte of send WQEs) from each WQE (14.3).
-bool flush_queue(DeviceState& d, Qp& qp, bool sq) {
-    const uint32_t pi = sq ? qp_sq_pi(d, qp) : qp_rq_pi(d, qp);
-    uint32_t& ci = sq ? qp.sq_ci : qp.rq_ci;
-    const uint32_t depth = sq ? qp.sq_depth() : qp.rq_depth();
+// The CQE opcode of a flushed WQE at `gpa`.
+uint8_t flushed_send_opcode(const GuestMemory& mem, uint64_t gpa) {
+    uint8_t op = 0;
+    mem.read(gpa + offsetof(vrnic_send_wqe_hdr, opcode), &op, 1);
+    return cqe_opcode(op);
+}
+uint8_t flushed_recv_opcode(const GuestMemory&, uint64_t) {
+    return VRNIC_CQE_OP_RECV;
+}
+
+// Flushes [ci, pi) of one queue into `cq` with WR_FLUSH_ERR, reading only
+// wr_id and what `opcode` reads from each WQE (14.3).
+bool flush_queue(DeviceState& d, Qp& qp, WorkQueue& wq, Cq& cq,
+                 uint8_t (*opcode)(const GuestMemory&, uint64_t)) {
+    const uint32_t pi = wq.pi();
     // An invalid producer index is ignored until it is valid again.
-    if (pi == ci || !ring_index_ok(pi, ci, depth))
+    if (pi == wq.ci || !wq.index_ok(pi))
         return false;
-    const uint64_t base = sq ? qp.sq_addr : qp.rq_addr;
-    const uint32_t shift = sq ? qp.sq_wqe_shift : qp.rq_wqe_shift;
-    Cq& cq = sq ? *qp.send_cq : *qp.recv_cq;
-    for (; ci != pi && !d.pass.qp_exhausted(); ci++) {
+    for (; wq.ci != pi && !d.pass.qp_exhausted(); wq.ci++) {
         d.pass.charge(0);
-        const uint64_t gpa = base + (uint64_t(ci & (depth - 1)) << shift);
+        const uint64_t gpa = wq.slot(wq.ci);
         vrnic_cqe c{};
         d.mem.read(gpa, &c.wr_id, sizeof(c.wr_id));
-        uint8_t op = 0;
-        if (sq)
-            d.mem.read(gpa + offsetof(vrnic_send_wqe_hdr, opcode), &op, 1);
         c.qpn = qp.qpn;
-        c.opcode = sq ? cqe_opcode(op) : uint8_t(VRNIC_CQE_OP_RECV);
+        c.opcode = opcode(d.mem, gpa);
         c.status = VRNIC_WC_WR_FLUSH_ERR;
-        c.wqe_idx = ci;
+        c.wqe_idx = wq.ci;
         post_cqe(d, cq, c, true); // a full CQ loses the CQE; the QP is in ERR already
     }
     return true;
@@ -311,10 +314,14 @@ bool engine_poll(DeviceState& d) {
         Qp& qp = *list[i];
         d.pass.start_qp();
         if (qp.state == VRNIC_QPS_ERR) {
-            progress |= flush_queue(d, qp, true);
-            progress |= flush_queue(d, qp, false);
+            progress |= flush_queue(d, qp, qp.sq, *qp.send_cq, flushed_send_opcode);
+            progress |= flush_queue(d, qp, qp.rq, *qp.recv_cq, flushed_recv_opcode);
         } else {
-            progress |= process_sq(d, qp);
+            switch (qp.type) {
+            case QpType::rc:
+                progress |= process_sq(d, qp);
+                break;
+            }
         }
         d.keep_alive();
         if (d.reset_requested())

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// The QP engine (data path): polls the producer indices of active QPs,
-// executes SQ WQEs against the responder QP of the same device and writes
-// completions (device-interface.md sections 13, 14).
+// Work completions of the QP engine, written by the requester and the
+// responder alike (device-interface.md 13).
 #pragma once
 
 #include "device_state.h"
@@ -36,13 +35,12 @@ enum VendorErr : uint32_t {
     kVePsnSequence = 21,
 };
 
-// One pass over every active QP; true when any WQE made progress.
-bool engine_poll(DeviceState& d);
-
-// The earliest RNR retry deadline (ns on d.now), or UINT64_MAX.
-uint64_t engine_next_deadline(const DeviceState& d);
-
-// The IB RNR timer encoding (0..31) in nanoseconds.
-uint64_t rnr_timer_ns(uint8_t encoding);
+// Completes a receive WQE of `qp` on its receive CQ.
+void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
+                   uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
+                   uint32_t src_qp, bool solicited, uint32_t vendor);
+// Writes the CQE, moving the QP to ERR with QP_FATAL when the CQ cannot
+// take it.
+void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger);
 
 } // namespace vrnic

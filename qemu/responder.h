@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// Shared between the requester (qp_engine.cc) and responder (responder.cc)
-// halves of the QP engine.
+// The responder half of the QP engine, and what the requester hands it:
+// the message after its local checks, the slice to move, and the answer.
 #pragma once
 
 #include "device_state.h"
@@ -48,12 +48,5 @@ struct Slice {
 // changes.
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s);
-
-// Completion helpers: write the CQE (moving the QP to ERR with QP_FATAL when
-// the CQ cannot take it).
-void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
-                   uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
-                   uint32_t src_qp, bool solicited, uint32_t vendor);
-void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger);
 
 } // namespace vrnic

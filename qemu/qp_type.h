@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// The transport service of a QP. The state table, the command handlers and
+// the engine dispatch on it; each type has its own entry in each.
+#pragma once
+
+#include <vrnic_dev.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace vrnic {
+
+enum class QpType : uint8_t {
+    rc,
+};
+constexpr size_t kQpTypeCount = size_t(QpType::rc) + 1;
+
+// CREATE_QP's qp_type field: VRNIC_CMD_STATUS_OK with *out set, UNSUPPORTED
+// for a type the interface names but this device does not implement, or
+// BAD_PARAM.
+inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out) {
+    switch (dev_type) {
+    case VRNIC_QPT_RC:
+        *out = QpType::rc;
+        return VRNIC_CMD_STATUS_OK;
+    case VRNIC_QPT_UD:
+    case VRNIC_QPT_GSI:
+        return VRNIC_CMD_STATUS_UNSUPPORTED;
+    default:
+        return VRNIC_CMD_STATUS_BAD_PARAM;
+    }
+}
+
+} // namespace vrnic
