@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic verbs: address handles.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <rdma/ib_cache.h>
+
+#include "vrnic.h"
+
+static void vrnic_ah_destroy_work(struct work_struct *work)
+{
+	struct vrnic_ah_destroy *d = container_of(work, struct vrnic_ah_destroy,
+						  work);
+
+	vrnic_cmd_destroy(d->dev, VRNIC_CMD_DESTROY_AH, d->handle);
+	vrnic_poison(d, sizeof(*d));
+	kfree(d);
+}
+
+/* AHs address UD datagrams; the device keeps them although its QPs are RC. */
+int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
+		    struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibah->device);
+	struct rdma_ah_attr *ah_attr = init_attr->ah_attr;
+	struct vrnic_cmd_create_ah_resp resp = {};
+	struct vrnic_cmd_create_ah req = {};
+	const struct ib_global_route *grh;
+	u16 vlan_id = VRNIC_VLAN_NONE;
+	struct vrnic_ah_destroy *d;
+	int err;
+
+	if (!dev->caps.max_ah)
+		return -EOPNOTSUPP;
+	if (!(init_attr->flags & RDMA_CREATE_AH_SLEEPABLE))
+		return -EOPNOTSUPP;
+	if (!(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
+		return -EINVAL;
+	err = vrnic_udata_no_input(udata);
+	if (err)
+		return err;
+
+	grh = rdma_ah_read_grh(ah_attr);
+	err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
+	if (err)
+		return err;
+	req.pd = to_vpd(ibah->pd)->pdn;
+	memcpy(req.av.dgid, grh->dgid.raw, sizeof(req.av.dgid));
+	req.av.flow_label = grh->flow_label;
+	req.av.sgid_index = grh->sgid_index;
+	req.av.hop_limit = grh->hop_limit;
+	req.av.traffic_class = grh->traffic_class;
+	req.av.sl = rdma_ah_get_sl(ah_attr);
+	ether_addr_copy(req.av.dmac, ah_attr->roce.dmac);
+	req.av.vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	/* Allocated now: destroy_ah may come from atomic context. */
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return -ENOMEM;
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_AH, &req, sizeof(req),
+			     &resp, sizeof(resp));
+	if (err) {
+		kfree(d);
+		return err;
+	}
+	INIT_WORK(&d->work, vrnic_ah_destroy_work);
+	d->dev = dev;
+	d->handle = resp.ah;
+	to_vah(ibah)->deferred = d;
+	return 0;
+}
+
+int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	struct vrnic_ah_destroy *d = to_vah(ibah)->deferred;
+	int err;
+
+	if (!(flags & RDMA_DESTROY_AH_SLEEPABLE)) {
+		/* Atomic context: the command must wait for a worker. */
+		queue_work(d->dev->wq, &d->work);
+		return 0;
+	}
+	err = vrnic_cmd_destroy(d->dev, VRNIC_CMD_DESTROY_AH, d->handle);
+	if (!err)
+		kfree(d);
+	return err;
+}
