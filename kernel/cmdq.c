@@ -140,7 +140,7 @@ void vrnic_cmdq_complete(struct vrnic_dev *dev)
 	}
 	dma_rmb();	/* read the entries only after cmdq_ci */
 	while (q->ci != hw_ci) {
-		slot = q->ci & (q->depth - 1);
+		slot = vrnic_ring_slot(q->ci, q->log_depth);
 		w = q->wait[slot];
 		if (w) {
 			vrnic_check(!w->finished);
@@ -212,7 +212,7 @@ int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
 	struct vrnic_cmd *entry;
 	unsigned long flags;
 	bool timed_out;
-	u32 idx, seq, status;
+	u32 idx, slot, seq, status;
 	int err;
 
 	might_sleep();
@@ -243,15 +243,16 @@ int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
 	}
 
 	idx = q->pi;
+	slot = vrnic_ring_slot(idx, q->log_depth);
 	seq = q->seq++;
-	entry = (struct vrnic_cmd *)q->ring.va + (idx & (q->depth - 1));
+	entry = (struct vrnic_cmd *)q->ring.va + slot;
 	memset(entry, 0, sizeof(*entry));
 	entry->hdr.opcode = opcode;
 	entry->hdr.seq = seq;
 	if (req_len)
 		memcpy(entry->payload, req, req_len);
-	vrnic_check(!q->wait[idx & (q->depth - 1)]);
-	q->wait[idx & (q->depth - 1)] = &w;
+	vrnic_check(!q->wait[slot]);
+	q->wait[slot] = &w;
 	q->pi = idx + 1;
 	vrnic_check((u32)(q->pi - q->ci) <= q->depth);
 	dma_wmb();	/* the entry before the producer index */
@@ -273,7 +274,7 @@ int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
 		spin_lock_irqsave(&q->lock, flags);
 		timed_out = !w.finished;
 		if (timed_out)
-			q->wait[idx & (q->depth - 1)] = NULL;
+			q->wait[slot] = NULL;
 		spin_unlock_irqrestore(&q->lock, flags);
 		if (timed_out)
 			goto timeout;

@@ -275,10 +275,10 @@ static struct vrnic_cqe *vrnic_cq_head(struct vrnic_cq *cq)
 	u8 owner;
 
 	vrnic_assert_spin_held(&cq->lock);
-	cqe = (struct vrnic_cqe *)cq->ring.va +
-	      (cq->ci & ((1U << cq->log_depth) - 1));
+	cqe = vrnic_ring_entry(cq->ring.va, cq->ci, cq->log_depth,
+			       sizeof(*cqe));
 	owner = READ_ONCE(cqe->owner);
-	if ((owner & VRNIC_OWNER_PHASE) != VRNIC_PHASE(cq->ci, cq->log_depth))
+	if (!vrnic_ring_owned(owner, cq->ci, cq->log_depth))
 		return NULL;
 	dma_rmb();	/* the entry after its owner byte */
 	return cqe;

@@ -546,8 +546,8 @@ static void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
 {
 	vrnic_assert_spin_held(&wq->lock);
 	vrnic_check((u32)(idx - wq->ci) < (1U << wq->log_depth));
-	return wq->ring.va +
-	       ((size_t)(idx & ((1U << wq->log_depth) - 1)) << wq->wqe_shift);
+	return vrnic_ring_entry(wq->ring.va, idx, wq->log_depth,
+				(size_t)1 << wq->wqe_shift);
 }
 
 /* Retire a WQE named by a CQE; false if wqe_idx is not outstanding. */
@@ -563,7 +563,7 @@ bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx, u64 *wr_id)
 	vrnic_check((u32)(wq->pi - wq->ci) <= (1U << wq->log_depth));
 	ok = (u32)(wqe_idx - wq->ci) < (u32)(wq->pi - wq->ci);
 	if (ok) {
-		*wr_id = wq->wrid[wqe_idx & ((1U << wq->log_depth) - 1)];
+		*wr_id = wq->wrid[vrnic_ring_slot(wqe_idx, wq->log_depth)];
 		wq->ci = wqe_idx + 1;
 	}
 	spin_unlock(&wq->lock);
@@ -687,7 +687,7 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = vrnic_build_send(qp, wr, vrnic_wq_slot(sq, sq->pi));
 		if (err)
 			break;
-		sq->wrid[sq->pi & (depth - 1)] = wr->wr_id;
+		sq->wrid[vrnic_ring_slot(sq->pi, sq->log_depth)] = wr->wr_id;
 		sq->pi++;
 		posted = true;
 	}
@@ -745,7 +745,7 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			sge[i].length = wr->sg_list[i].length;
 			sge[i].lkey = wr->sg_list[i].lkey;
 		}
-		rq->wrid[rq->pi & (depth - 1)] = wr->wr_id;
+		rq->wrid[vrnic_ring_slot(rq->pi, rq->log_depth)] = wr->wr_id;
 		rq->pi++;
 		posted = true;
 	}

@@ -27,6 +27,7 @@
 #include <rdma/vrnic-abi.h>
 
 #include "debug.h"
+#include "ring.h"
 
 #define DRV_NAME		"vrnic"
 #define VRNIC_DRV_VERSION	((VRNIC_VERSION_MAJOR << 16) | VRNIC_VERSION_MINOR)
