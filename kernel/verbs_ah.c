@@ -8,6 +8,38 @@
 
 #include "vrnic.h"
 
+/*
+ * The device's address vector for @ah: the one translation both an AH and
+ * a connected QP's path go through, so that the two accept the same input.
+ */
+int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av)
+{
+	const struct ib_global_route *grh;
+	u16 vlan_id = VRNIC_VLAN_NONE;
+	int err;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (grh->sgid_attr) {
+		if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+			return -EINVAL;
+		err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
+		if (err)
+			return err;
+	}
+	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
+	av->flow_label = grh->flow_label & 0xfffff;
+	av->sgid_index = grh->sgid_index;
+	av->hop_limit = grh->hop_limit;
+	av->traffic_class = grh->traffic_class;
+	av->sl = rdma_ah_get_sl(ah) & 0xf;
+	ether_addr_copy(av->dmac, ah->roce.dmac);
+	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	return 0;
+}
+
 static void vrnic_ah_destroy_work(struct work_struct *work)
 {
 	struct vrnic_ah_destroy *d = container_of(work, struct vrnic_ah_destroy,
@@ -26,8 +58,6 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct rdma_ah_attr *ah_attr = init_attr->ah_attr;
 	struct vrnic_cmd_create_ah_resp resp = {};
 	struct vrnic_cmd_create_ah req = {};
-	const struct ib_global_route *grh;
-	u16 vlan_id = VRNIC_VLAN_NONE;
 	struct vrnic_ah_destroy *d;
 	int err;
 
@@ -35,25 +65,13 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		return -EOPNOTSUPP;
 	if (!(init_attr->flags & RDMA_CREATE_AH_SLEEPABLE))
 		return -EOPNOTSUPP;
-	if (!(rdma_ah_get_ah_flags(ah_attr) & IB_AH_GRH))
-		return -EINVAL;
 	err = vrnic_udata_no_input(udata);
 	if (err)
 		return err;
-
-	grh = rdma_ah_read_grh(ah_attr);
-	err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
+	err = vrnic_av_from_ah(ah_attr, &req.av);
 	if (err)
 		return err;
 	req.pd = to_vpd(ibah->pd)->pdn;
-	memcpy(req.av.dgid, grh->dgid.raw, sizeof(req.av.dgid));
-	req.av.flow_label = grh->flow_label;
-	req.av.sgid_index = grh->sgid_index;
-	req.av.hop_limit = grh->hop_limit;
-	req.av.traffic_class = grh->traffic_class;
-	req.av.sl = rdma_ah_get_sl(ah_attr);
-	ether_addr_copy(req.av.dmac, ah_attr->roce.dmac);
-	req.av.vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
 	/* Allocated now: destroy_ah may come from atomic context. */
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)

@@ -6,9 +6,7 @@
  * the (validated) wqe_idx of each CQE.
  */
 #include <linux/etherdevice.h>
-#include <linux/if_vlan.h>
 #include <linux/log2.h>
-#include <rdma/ib_cache.h>
 
 #include "vrnic.h"
 
@@ -326,34 +324,6 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vrnic_wq_free(dev, &qp->sq);
 	/* Nobody looks at the driver's part again; the core frees it. */
 	vrnic_poison(&qp->ibqp + 1, sizeof(*qp) - sizeof(qp->ibqp));
-	return 0;
-}
-
-static int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av)
-{
-	const struct ib_global_route *grh;
-	u16 vlan_id = VRNIC_VLAN_NONE;
-	int err;
-
-	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(ah);
-	if (grh->sgid_attr) {
-		if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
-			return -EINVAL;
-		err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
-		if (err)
-			return err;
-	}
-	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	av->flow_label = grh->flow_label & 0xfffff;
-	av->sgid_index = grh->sgid_index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->sl = rdma_ah_get_sl(ah) & 0xf;
-	ether_addr_copy(av->dmac, ah->roce.dmac);
-	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
 	return 0;
 }
 

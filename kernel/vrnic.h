@@ -499,6 +499,7 @@ int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* verbs_ah.c */
+int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av);
 int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
 int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
