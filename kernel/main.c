@@ -462,18 +462,51 @@ static void vrnic_free_vectors(struct vrnic_dev *dev)
 	pci_free_irq_vectors(dev->pdev);
 }
 
-static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * Undo vrnic_probe_dev(). The device is reset before the driver's own
+ * rings go: once it acknowledges, it touches no guest memory any more; a
+ * device that never does keeps its rings.
+ */
+static void vrnic_remove_dev(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+
+	cancel_delayed_work_sync(&dev->watchdog);
+	destroy_workqueue(dev->wq);
+	vrnic_quiesce(dev);
+	vrnic_irqs_free(dev);
+	vrnic_eth_free_rings(dev);
+	vrnic_aeq_free(dev);
+	vrnic_cmdq_free(dev);
+	vrnic_leak_held(dev);
+	vrnic_free_vectors(dev);
+	pci_iounmap(pdev, dev->bar2);
+	pci_iounmap(pdev, dev->bar0);
+	WARN_ON(!xa_empty(&dev->qp_xa) || !xa_empty(&dev->cq_xa));
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
+	ib_dealloc_device(&dev->ibdev);
+	pci_release_regions(pdev);
+	pci_disable_device(pdev);
+}
+
+/*
+ * The PCI function and the device up to DRIVER_OK: BARs, reset,
+ * capabilities, MSI-X, the command queue, the async EQ and the Ethernet
+ * rings, then the watchdog. vrnic_remove_dev() undoes it.
+ */
+static struct vrnic_dev *vrnic_probe_dev(struct pci_dev *pdev)
 {
 	struct vrnic_dev *dev;
 	int i, nvec, err;
 
 	err = pci_enable_device_mem(pdev);
 	if (err)
-		return err;
+		return ERR_PTR(err);
 	if (!vrnic_probe_signature(pdev)) {
 		/* Some other ivshmem user: not ours, say nothing. */
 		pci_disable_device(pdev);
-		return -ENODEV;
+		return ERR_PTR(-ENODEV);
 	}
 
 	err = pci_request_regions(pdev, DRV_NAME);
@@ -559,41 +592,13 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err) {
 		dev_err(&pdev->dev, "device does not answer commands: %d\n",
 			err);
-		goto err_reset;
+		vrnic_remove_dev(dev);
+		return ERR_PTR(err);
 	}
 	schedule_delayed_work(&dev->watchdog,
 			      msecs_to_jiffies(VRNIC_WATCHDOG_MS));
+	return dev;
 
-	err = vrnic_query_port_caps(dev);
-	if (err)
-		goto err_watchdog;
-	err = vrnic_ceqs_create(dev);
-	if (err)
-		goto err_watchdog;
-	err = vrnic_eth_register(dev);
-	if (err)
-		goto err_ceqs;
-	err = vrnic_ib_register(dev);
-	if (err)
-		goto err_eth;
-
-	vrnic_debugfs_add(dev);
-	dev_info(&pdev->dev,
-		 "%s: device interface %u.%u, %d vectors, %d completion EQs, netdev %s\n",
-		 dev_name(&dev->ibdev.dev), dev->caps.version_major,
-		 dev->caps.version_minor, dev->num_vectors, dev->num_ceqs,
-		 netdev_name(dev->netdev));
-	return 0;
-
-err_eth:
-	vrnic_eth_unregister(dev);
-err_ceqs:
-	vrnic_ceqs_destroy(dev);
-err_watchdog:
-	cancel_delayed_work_sync(&dev->watchdog);
-err_reset:
-	vrnic_quiesce(dev);
-	vrnic_irqs_free(dev);
 err_eth_rings:
 	vrnic_eth_free_rings(dev);
 err_aeq:
@@ -617,40 +622,75 @@ err_release:
 	pci_release_regions(pdev);
 err_disable:
 	pci_disable_device(pdev);
+	return ERR_PTR(err);
+}
+
+/*
+ * What users see, on a device past DRIVER_OK: the completion EQs, the
+ * netdev and the ib_device. vrnic_ib_device_remove() undoes it.
+ */
+static int vrnic_ib_device_add(struct vrnic_dev *dev)
+{
+	int err;
+
+	err = vrnic_query_port_caps(dev);
+	if (err)
+		return err;
+	err = vrnic_ceqs_create(dev);
+	if (err)
+		return err;
+	err = vrnic_eth_register(dev);
+	if (err)
+		goto err_ceqs;
+	err = vrnic_ib_register(dev);
+	if (err)
+		goto err_eth;
+	vrnic_debugfs_add(dev);
+	return 0;
+
+err_eth:
+	vrnic_eth_unregister(dev);
+err_ceqs:
+	vrnic_ceqs_destroy(dev);
 	return err;
+}
+
+static void vrnic_ib_device_remove(struct vrnic_dev *dev)
+{
+	vrnic_debugfs_remove(dev);
+	/* Users first: disassociates processes, destroys their objects. */
+	vrnic_ib_unregister(dev);
+	vrnic_eth_unregister(dev);
+	vrnic_ceqs_destroy(dev);
+}
+
+static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vrnic_dev *dev;
+	int err;
+
+	dev = vrnic_probe_dev(pdev);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	err = vrnic_ib_device_add(dev);
+	if (err) {
+		vrnic_remove_dev(dev);
+		return err;
+	}
+	dev_info(&pdev->dev,
+		 "%s: device interface %u.%u, %d vectors, %d completion EQs, netdev %s\n",
+		 dev_name(&dev->ibdev.dev), dev->caps.version_major,
+		 dev->caps.version_minor, dev->num_vectors, dev->num_ceqs,
+		 netdev_name(dev->netdev));
+	return 0;
 }
 
 static void vrnic_remove(struct pci_dev *pdev)
 {
 	struct vrnic_dev *dev = pci_get_drvdata(pdev);
 
-	vrnic_debugfs_remove(dev);
-	/* Users first: disassociates processes, destroys their objects. */
-	vrnic_ib_unregister(dev);
-	vrnic_eth_unregister(dev);
-	vrnic_ceqs_destroy(dev);
-	cancel_delayed_work_sync(&dev->watchdog);
-	destroy_workqueue(dev->wq);
-
-	/*
-	 * After the reset the device touches no guest memory any more; a
-	 * device that never acknowledges one keeps its rings.
-	 */
-	vrnic_quiesce(dev);
-	vrnic_irqs_free(dev);
-	vrnic_eth_free_rings(dev);
-	vrnic_aeq_free(dev);
-	vrnic_cmdq_free(dev);
-	vrnic_leak_held(dev);
-	vrnic_free_vectors(dev);
-	pci_iounmap(pdev, dev->bar2);
-	pci_iounmap(pdev, dev->bar0);
-	WARN_ON(!xa_empty(&dev->qp_xa) || !xa_empty(&dev->cq_xa));
-	xa_destroy(&dev->qp_xa);
-	xa_destroy(&dev->cq_xa);
-	ib_dealloc_device(&dev->ibdev);
-	pci_release_regions(pdev);
-	pci_disable_device(pdev);
+	vrnic_ib_device_remove(dev);
+	vrnic_remove_dev(dev);
 }
 
 static struct pci_driver vrnic_pci_driver = {
