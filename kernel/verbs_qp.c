@@ -146,6 +146,17 @@ static int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
 	return 0;
 }
 
+/* The device's type for a verbs QP type; 0 if the device has none. */
+static u8 vrnic_qpt(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return VRNIC_QPT_RC;
+	default:
+		return 0;
+	}
+}
+
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -161,7 +172,13 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	dma_addr_t sq_dma, rq_dma;
 	int sq_shift, rq_shift, sq_log, rq_log, err;
 
-	if (init->qp_type != IB_QPT_RC || init->create_flags || init->srq)
+	req.qp_type = vrnic_qpt(init->qp_type);
+	if (!req.qp_type) {
+		ibdev_dbg(ibqp->device, "QP type %d unsupported\n",
+			  init->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->srq)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > c->max_qp_wr || cap->max_recv_wr > c->max_qp_wr ||
 	    cap->max_send_sge > c->max_sge || cap->max_recv_sge > c->max_sge ||
@@ -218,7 +235,6 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	req.uctx = uc ? uc->uctx : VRNIC_UCTX_KERNEL;
 	req.pd = to_vpd(ibqp->pd)->pdn;
-	req.qp_type = VRNIC_QPT_RC;
 	if (init->sq_sig_type == IB_SIGNAL_ALL_WR)
 		req.flags |= VRNIC_QP_F_SQ_SIG_ALL;
 	req.send_cqn = to_vcq(init->send_cq)->cqn;
@@ -419,7 +435,7 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
 					    READ_ONCE(qp->state);
 	new = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, new, IB_QPT_RC, attr_mask)) {
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, attr_mask)) {
 		err = -EINVAL;
 		goto out;
 	}
@@ -501,7 +517,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = attr->cap;
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = ibqp->qp_type;
 
 	WRITE_ONCE(qp->state, a->qp_state);
 	return 0;
@@ -573,15 +589,10 @@ static int vrnic_build_inline(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
-			    struct vrnic_send_wqe_hdr *hdr)
+/* The fields of an RC send WQE that depend on its opcode. */
+static int vrnic_build_rc(const struct ib_send_wr *wr,
+			  struct vrnic_send_wqe_hdr *hdr)
 {
-	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
-	int i;
-
-	vrnic_assert_spin_held(&qp->sq.lock);
-	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
-	hdr->wr_id = wr->wr_id;
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		hdr->imm_data = wr->ex.imm_data;
@@ -606,6 +617,27 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	default:
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			    struct vrnic_send_wqe_hdr *hdr)
+{
+	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
+	int i, err;
+
+	vrnic_assert_spin_held(&qp->sq.lock);
+	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
+	hdr->wr_id = wr->wr_id;
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		err = vrnic_build_rc(wr, hdr);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	if (err)
+		return err;
 	hdr->opcode = wr->opcode;
 	if (wr->send_flags & IB_SEND_SIGNALED)
 		hdr->flags |= VRNIC_WQE_F_SIGNALED;
