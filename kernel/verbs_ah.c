@@ -56,6 +56,7 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 {
 	struct vrnic_dev *dev = to_vdev(ibah->device);
 	struct rdma_ah_attr *ah_attr = init_attr->ah_attr;
+	struct vrnic_ibv_create_ah_resp uresp = {};
 	struct vrnic_cmd_create_ah_resp resp = {};
 	struct vrnic_cmd_create_ah req = {};
 	struct vrnic_ah_destroy *d;
@@ -78,15 +79,25 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		return -ENOMEM;
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_AH, &req, sizeof(req),
 			     &resp, sizeof(resp));
-	if (err) {
-		kfree(d);
-		return err;
+	if (err)
+		goto err_free;
+	if (udata) {
+		uresp.ah_handle = resp.ah;
+		err = vrnic_udata_out(udata, &uresp, sizeof(uresp));
+		if (err)
+			goto err_destroy;
 	}
 	INIT_WORK(&d->work, vrnic_ah_destroy_work);
 	d->dev = dev;
 	d->handle = resp.ah;
 	to_vah(ibah)->deferred = d;
 	return 0;
+
+err_destroy:
+	vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_AH, resp.ah);
+err_free:
+	kfree(d);
+	return err;
 }
 
 int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
