@@ -62,16 +62,22 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct vrnic_ah_destroy *d;
 	int err;
 
-	if (!dev->caps.max_ah)
+	if (!dev->caps.max_ah ||
+	    !(init_attr->flags & RDMA_CREATE_AH_SLEEPABLE)) {
+		ibdev_dbg(ibah->device, "AH %s\n", dev->caps.max_ah ?
+			  "from atomic context" : "unsupported by the device");
 		return -EOPNOTSUPP;
-	if (!(init_attr->flags & RDMA_CREATE_AH_SLEEPABLE))
-		return -EOPNOTSUPP;
+	}
 	err = vrnic_udata_no_input(udata);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibah->device, "create_ah takes no udata\n");
 		return err;
+	}
 	err = vrnic_av_from_ah(ah_attr, &req.av);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibah->device, "address vector refused: %d\n", err);
 		return err;
+	}
 	req.pd = to_vpd(ibah->pd)->pdn;
 	/* Allocated now: destroy_ah may come from atomic context. */
 	d = kzalloc(sizeof(*d), GFP_KERNEL);

@@ -77,11 +77,16 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	dma_addr_t ring_dma;
 	int log_depth, err;
 
-	if (attr->flags)
+	if (attr->flags) {
+		ibdev_dbg(ibcq->device, "CQ flags %#x unsupported\n",
+			  attr->flags);
 		return -EOPNOTSUPP;
+	}
 	log_depth = vrnic_cq_log_depth(dev, attr->cqe);
-	if (log_depth < 0)
+	if (log_depth < 0) {
+		ibdev_dbg(ibcq->device, "CQ of %d entries\n", attr->cqe);
 		return log_depth;
+	}
 	if (udata) {
 		err = vrnic_check_cq_udata(udata);
 		if (err)
@@ -199,11 +204,17 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct vrnic_dma ring = {}, old;
 	int log_depth, err;
 
-	if (!!udata != cq->user)
+	if (!!udata != cq->user) {
+		ibdev_dbg(ibcq->device, "resize of a %s CQ %s udata\n",
+			  cq->user ? "user" : "kernel",
+			  udata ? "with" : "without");
 		return -EINVAL;
+	}
 	log_depth = vrnic_cq_log_depth(dev, cqe);
-	if (log_depth < 0)
+	if (log_depth < 0) {
+		ibdev_dbg(ibcq->device, "CQ of %d entries\n", cqe);
 		return log_depth;
+	}
 	if (udata) {
 		err = vrnic_check_cq_udata(udata);
 		if (err)

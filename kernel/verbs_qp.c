@@ -178,18 +178,31 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  init->qp_type);
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq)
+	if (init->create_flags || init->srq) {
+		ibdev_dbg(ibqp->device, "create_flags %#x, SRQ %s unsupported\n",
+			  init->create_flags, init->srq ? "given" : "none");
 		return -EOPNOTSUPP;
+	}
 	if (cap->max_send_wr > c->max_qp_wr || cap->max_recv_wr > c->max_qp_wr ||
 	    cap->max_send_sge > c->max_sge || cap->max_recv_sge > c->max_sge ||
-	    cap->max_inline_data > c->max_inline)
+	    cap->max_inline_data > c->max_inline) {
+		ibdev_dbg(ibqp->device,
+			  "caps wr %u/%u sge %u/%u inline %u above the device's\n",
+			  cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
+			  cap->max_recv_sge, cap->max_inline_data);
 		return -EINVAL;
+	}
 
 	err = vrnic_udata_in(udata, &ucmd, sizeof(ucmd));
-	if (err)
+	if (err) {
+		ibdev_dbg(ibqp->device, "create_qp udata: %d\n", err);
 		return err;
-	if (ucmd.comp_mask || ucmd.reserved)
+	}
+	if (ucmd.comp_mask || ucmd.reserved) {
+		ibdev_dbg(ibqp->device, "create_qp comp_mask %#x reserved %#x\n",
+			  ucmd.comp_mask, ucmd.reserved);
 		return -EINVAL;
+	}
 	if (udata)
 		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
 					       ibuc);
@@ -203,12 +216,19 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				    vrnic_rq_shift_needed(cap->max_recv_sge),
 				    VRNIC_RQ_WQE_SHIFT_MIN,
 				    VRNIC_RQ_WQE_SHIFT_MAX);
-	if (sq_shift < 0 || rq_shift < 0)
+	if (sq_shift < 0 || rq_shift < 0) {
+		ibdev_dbg(ibqp->device,
+			  "no WQE stride: SQ asked %u, RQ asked %u\n",
+			  ucmd.sq_wqe_shift, ucmd.rq_wqe_shift);
 		return -EINVAL;
+	}
 	sq_log = vrnic_wq_log_depth(dev, cap->max_send_wr, sq_shift);
 	rq_log = vrnic_wq_log_depth(dev, cap->max_recv_wr, rq_shift);
-	if (sq_log < 0 || rq_log < 0)
+	if (sq_log < 0 || rq_log < 0) {
+		ibdev_dbg(ibqp->device, "rings of %u/%u WQEs too large\n",
+			  cap->max_send_wr, cap->max_recv_wr);
 		return -EINVAL;
+	}
 
 	qp->user = !!udata;
 	qp->state = IB_QPS_RESET;
@@ -423,27 +443,37 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state cur, new;
 	int err;
 
-	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
+	if (attr_mask & (~IB_QP_ATTR_STANDARD_BITS | IB_QP_ALT_PATH |
+			 IB_QP_PATH_MIG_STATE | IB_QP_CAP)) {
+		ibdev_dbg(ibqp->device, "modify_qp mask %#x unsupported\n",
+			  attr_mask);
 		return -EOPNOTSUPP;
-	if (attr_mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | IB_QP_CAP))
-		return -EOPNOTSUPP;
+	}
 	err = vrnic_udata_no_input(udata);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibqp->device, "modify_qp takes no udata\n");
 		return err;
+	}
 
 	mutex_lock(&qp->state_lock);
 	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
 					    READ_ONCE(qp->state);
 	new = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
 	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, attr_mask)) {
+		ibdev_dbg(ibqp->device,
+			  "QP %u: %d -> %d with mask %#x is not a transition\n",
+			  qp->qpn, cur, new, attr_mask);
 		err = -EINVAL;
 		goto out;
 	}
 	req.qpn = qp->qpn;
 	req.attr_mask = attr_mask;
 	err = vrnic_fill_modify(attr, attr_mask, &req.attr);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibqp->device, "QP %u: attributes refused: %d\n",
+			  qp->qpn, err);
 		goto out;
+	}
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_QP, &req, sizeof(req),
 			     NULL, 0);
 	if (err)
