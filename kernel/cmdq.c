@@ -16,11 +16,16 @@
 
 #define VRNIC_CMD_POLL_MS	100
 
+/* One command in flight, on its poster's stack. */
 struct vrnic_cmd_wait {
 	struct completion done;
 	struct vrnic_cmd entry;		/* the completed entry, copied once */
 	int err;			/* set when failed without completion */
 	bool finished;
+	u16 opcode;
+	u32 idx;			/* its cmdq index */
+	u32 seq;
+	unsigned long deadline;		/* jiffies */
 };
 
 static const char *vrnic_cmd_name(u16 opcode)
@@ -140,7 +145,7 @@ void vrnic_cmdq_complete(struct vrnic_dev *dev)
 	}
 	dma_rmb();	/* read the entries only after cmdq_ci */
 	while (q->ci != hw_ci) {
-		slot = q->ci & (q->depth - 1);
+		slot = vrnic_ring_slot(q->ci, q->log_depth);
 		w = q->wait[slot];
 		if (w) {
 			vrnic_check(!w->finished);
@@ -198,38 +203,35 @@ static bool vrnic_cmdq_has_space(struct vrnic_dev *dev)
 	       vrnic_is_fatal(dev);
 }
 
-/*
- * Execute one command and wait for it. @req (@req_len bytes) is the request
- * payload; on success the first @resp_len bytes of the response payload are
- * copied to @resp. Process context only.
- */
-int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
-		   size_t req_len, void *resp, size_t resp_len)
+/* The device missed a command's deadline: it is dead. */
+static int vrnic_cmd_timed_out(struct vrnic_dev *dev, u16 opcode)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(vrnic_cmd_timeout_ms);
+	vrnic_count(dev, VRNIC_CNT_CMD_TIMEOUTS, 1);
+	dev_err(&dev->pdev->dev, "command %s timed out after %u ms\n",
+		vrnic_cmd_name(opcode), vrnic_cmd_timeout_ms);
+	set_bit(VRNIC_FLAG_DEAD, &dev->flags);
+	vrnic_set_fatal(dev, "command timeout");
+	return -ETIMEDOUT;
+}
+
+/*
+ * Wait for a free slot, write the command into it and hand it to the
+ * device, with @w as its waiter. @w->opcode is set; this sets @w->idx and
+ * @w->seq.
+ */
+static int vrnic_cmd_post(struct vrnic_dev *dev, struct vrnic_cmd_wait *w,
+			  const void *req, size_t req_len)
+{
 	struct vrnic_cmdq *q = &dev->cmdq;
-	struct vrnic_cmd_wait w;
 	struct vrnic_cmd *entry;
 	unsigned long flags;
-	bool timed_out;
-	u32 idx, seq, status;
-	int err;
-
-	might_sleep();
-	if (req_len > VRNIC_CMD_PAYLOAD_SIZE || resp_len > VRNIC_CMD_PAYLOAD_SIZE)
-		return -EINVAL;
-	if (vrnic_is_fatal(dev))
-		return -EIO;
-
-	init_completion(&w.done);
-	w.err = 0;
-	w.finished = false;
+	u32 slot;
 
 	spin_lock_irqsave(&q->lock, flags);
 	while ((u32)(q->pi - q->ci) >= q->depth) {
 		spin_unlock_irqrestore(&q->lock, flags);
-		if (time_after(jiffies, deadline))
-			goto timeout;
+		if (time_after(jiffies, w->deadline))
+			return vrnic_cmd_timed_out(dev, w->opcode);
 		wait_event_timeout(q->space_wq, vrnic_cmdq_has_space(dev),
 				   msecs_to_jiffies(VRNIC_CMD_POLL_MS));
 		vrnic_cmdq_complete(dev);
@@ -242,85 +244,131 @@ int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
 		return -EIO;
 	}
 
-	idx = q->pi;
-	seq = q->seq++;
-	entry = (struct vrnic_cmd *)q->ring.va + (idx & (q->depth - 1));
+	w->idx = q->pi;
+	w->seq = q->seq++;
+	slot = vrnic_ring_slot(w->idx, q->log_depth);
+	entry = (struct vrnic_cmd *)q->ring.va + slot;
 	memset(entry, 0, sizeof(*entry));
-	entry->hdr.opcode = opcode;
-	entry->hdr.seq = seq;
+	entry->hdr.opcode = w->opcode;
+	entry->hdr.seq = w->seq;
 	if (req_len)
 		memcpy(entry->payload, req, req_len);
-	vrnic_check(!q->wait[idx & (q->depth - 1)]);
-	q->wait[idx & (q->depth - 1)] = &w;
-	q->pi = idx + 1;
+	vrnic_check(!q->wait[slot]);
+	q->wait[slot] = w;
+	q->pi = w->idx + 1;
 	vrnic_check((u32)(q->pi - q->ci) <= q->depth);
 	dma_wmb();	/* the entry before the producer index */
 	writel(q->pi, &dev->regs->cmdq_pi);
 	vrnic_kick(dev, VRNIC_KICK_CMD);
 	spin_unlock_irqrestore(&q->lock, flags);
 	vrnic_count(dev, VRNIC_CNT_CMDS, 1);
+	return 0;
+}
+
+/*
+ * Wait until the posted command @w completes or fails, polling for it in
+ * case an interrupt was lost, up to its deadline.
+ */
+static int vrnic_cmd_wait_done(struct vrnic_dev *dev, struct vrnic_cmd_wait *w)
+{
+	struct vrnic_cmdq *q = &dev->cmdq;
+	unsigned long flags;
+	bool timed_out;
 
 	for (;;) {
-		if (wait_for_completion_timeout(&w.done,
+		if (wait_for_completion_timeout(&w->done,
 						msecs_to_jiffies(VRNIC_CMD_POLL_MS)))
-			break;
+			return 0;
 		/* Lost interrupt, or a device that does not interrupt. */
 		vrnic_cmdq_complete(dev);
-		if (completion_done(&w.done))
-			break;
-		if (!time_after(jiffies, deadline))
+		if (completion_done(&w->done))
+			return 0;
+		if (!time_after(jiffies, w->deadline))
 			continue;
 		spin_lock_irqsave(&q->lock, flags);
-		timed_out = !w.finished;
+		timed_out = !w->finished;
 		if (timed_out)
-			q->wait[idx & (q->depth - 1)] = NULL;
+			q->wait[vrnic_ring_slot(w->idx, q->log_depth)] = NULL;
 		spin_unlock_irqrestore(&q->lock, flags);
 		if (timed_out)
-			goto timeout;
-		wait_for_completion(&w.done);
-		break;
+			return vrnic_cmd_timed_out(dev, w->opcode);
+		wait_for_completion(&w->done);
+		return 0;
 	}
+}
 
-	if (w.err)
-		return w.err;
+/*
+ * The outcome of the completed command @w: its status as an errno, and on
+ * success the first @resp_len bytes of its response payload in @resp.
+ */
+static int vrnic_cmd_result(struct vrnic_dev *dev,
+			    const struct vrnic_cmd_wait *w, void *resp,
+			    size_t resp_len)
+{
+	const struct vrnic_cmd_hdr *hdr = &w->entry.hdr;
+	int err;
 
-	if (w.entry.hdr.seq != seq || w.entry.hdr.opcode != opcode) {
+	if (w->err)
+		return w->err;
+
+	if (hdr->seq != w->seq || hdr->opcode != w->opcode) {
 		dev_err(&dev->pdev->dev,
 			"command %s: completion carries opcode %u seq %u, expected seq %u\n",
-			vrnic_cmd_name(opcode), w.entry.hdr.opcode,
-			w.entry.hdr.seq, seq);
+			vrnic_cmd_name(w->opcode), hdr->opcode, hdr->seq,
+			w->seq);
 		vrnic_set_fatal(dev, "corrupt command completion");
 		return -EIO;
 	}
 
-	status = w.entry.hdr.status;
-	err = vrnic_cmd_status_to_errno(status);
+	err = vrnic_cmd_status_to_errno(hdr->status);
 	if (err) {
 		vrnic_count(dev, VRNIC_CNT_CMD_ERRORS, 1);
-		if (status == VRNIC_CMD_STATUS_INTERNAL || err == -EIO)
+		if (hdr->status == VRNIC_CMD_STATUS_INTERNAL || err == -EIO)
 			dev_err_ratelimited(&dev->pdev->dev,
 					    "command %s failed: status %u syndrome %#x\n",
-					    vrnic_cmd_name(opcode), status,
-					    w.entry.hdr.syndrome);
+					    vrnic_cmd_name(w->opcode),
+					    hdr->status, hdr->syndrome);
 		else
 			dev_dbg(&dev->pdev->dev,
 				"command %s failed: status %u syndrome %#x\n",
-				vrnic_cmd_name(opcode), status,
-				w.entry.hdr.syndrome);
+				vrnic_cmd_name(w->opcode), hdr->status,
+				hdr->syndrome);
 		return err;
 	}
 
 	if (resp_len)
-		memcpy(resp, w.entry.payload, resp_len);
+		memcpy(resp, w->entry.payload, resp_len);
 	return 0;
+}
 
-timeout:
-	vrnic_count(dev, VRNIC_CNT_CMD_TIMEOUTS, 1);
-	dev_err(&dev->pdev->dev, "command %s timed out after %u ms\n",
-		vrnic_cmd_name(opcode), vrnic_cmd_timeout_ms);
-	set_bit(VRNIC_FLAG_DEAD, &dev->flags);
-	vrnic_set_fatal(dev, "command timeout");
-	return -ETIMEDOUT;
+/*
+ * Execute one command and wait for it. @req (@req_len bytes) is the request
+ * payload; on success the first @resp_len bytes of the response payload are
+ * copied to @resp. Process context only.
+ */
+int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
+		   size_t req_len, void *resp, size_t resp_len)
+{
+	struct vrnic_cmd_wait w = {
+		.opcode = opcode,
+		.deadline = jiffies + msecs_to_jiffies(vrnic_cmd_timeout_ms),
+	};
+	int err;
+
+	might_sleep();
+	if (req_len > VRNIC_CMD_PAYLOAD_SIZE || resp_len > VRNIC_CMD_PAYLOAD_SIZE)
+		return -EINVAL;
+	if (vrnic_is_fatal(dev))
+		return -EIO;
+
+	init_completion(&w.done);
+	err = vrnic_cmd_post(dev, &w, req, req_len);
+	if (err)
+		return err;
+	err = vrnic_cmd_wait_done(dev, &w);
+	if (err)
+		return err;
+	return vrnic_cmd_result(dev, &w, resp, resp_len);
 }
 
 /*

@@ -23,10 +23,10 @@ static bool vrnic_eqe_valid(const struct vrnic_eq *eq, struct vrnic_eqe *out)
 	struct vrnic_eqe *eqe;
 	u8 owner;
 
-	eqe = (struct vrnic_eqe *)eq->ring.va +
-	      (eq->ci & ((1U << eq->log_depth) - 1));
+	eqe = vrnic_ring_entry(eq->ring.va, eq->ci, eq->log_depth,
+			       sizeof(*eqe));
 	owner = READ_ONCE(eqe->owner);
-	if ((owner & VRNIC_OWNER_PHASE) != VRNIC_PHASE(eq->ci, eq->log_depth))
+	if (!vrnic_ring_owned(owner, eq->ci, eq->log_depth))
 		return false;
 	dma_rmb();	/* the rest of the entry after its owner byte */
 	out->type = READ_ONCE(eqe->type);

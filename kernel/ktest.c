@@ -115,9 +115,18 @@ static int kt_post_send(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
 	return ib_post_send(c->qp[qp], &wr, NULL);
 }
 
+static int kt_check(bool ok, const char *what)
+{
+	if (ok)
+		return 0;
+	pr_err("vrnic_ktest: check failed: %s\n", what);
+	return -EIO;
+}
+
 static int kt_connect(struct kt_ctx *c, int me, int peer,
 		      const struct ib_gid_attr *gid)
 {
+	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr = {};
 	union ib_gid dgid = gid->gid;
 	u8 mac[ETH_ALEN];
@@ -145,11 +154,21 @@ static int kt_connect(struct kt_ctx *c, int me, int peer,
 	attr.min_rnr_timer = 12;
 	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&attr.ah_attr, 1);
-	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, gid->index, 64, 0);
+	/* Wider than the wire's: the device sees their low bits. */
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0x1fffff, gid->index, 64, 0);
+	rdma_ah_set_sl(&attr.ah_attr, 0x1f);
 	memcpy(attr.ah_attr.roce.dmac, mac, ETH_ALEN);
 	err = ib_modify_qp(c->qp[me], &attr, IB_QP_STATE | IB_QP_AV |
 			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
 			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	err = ib_query_qp(c->qp[me], &attr, IB_QP_AV, &init);
+	if (err)
+		return err;
+	err = kt_check(rdma_ah_read_grh(&attr.ah_attr)->flow_label == 0xfffff &&
+		       rdma_ah_get_sl(&attr.ah_attr) == 0xf,
+		       "path flow label and SL as the device keeps them");
 	if (err)
 		return err;
 
@@ -180,14 +199,6 @@ static const struct ib_gid_attr *kt_gid(struct ib_device *ibdev)
 		rdma_put_gid_attr(attr);
 	}
 	return ERR_PTR(-ENOENT);
-}
-
-static int kt_check(bool ok, const char *what)
-{
-	if (ok)
-		return 0;
-	pr_err("vrnic_ktest: check failed: %s\n", what);
-	return -EIO;
 }
 
 static int kt_traffic(struct kt_ctx *c)
@@ -331,7 +342,18 @@ static int kt_ah(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	}
 	rdma_destroy_ah(ah[0], RDMA_DESTROY_AH_SLEEPABLE);
 	rdma_destroy_ah(ah[1], 0);
-	return 0;
+
+	/*
+	 * A flow label and SL wider than the wire's: modify-QP takes their
+	 * low bits, and an AH must accept the same address vector.
+	 */
+	rdma_ah_set_grh(&attr, &dgid, 0x1fffff, gid->index, 64, 0);
+	rdma_ah_set_sl(&attr, 0x1f);
+	ah[0] = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	err = kt_check(!IS_ERR(ah[0]), "AH with a wide flow label and SL");
+	if (!err)
+		rdma_destroy_ah(ah[0], RDMA_DESTROY_AH_SLEEPABLE);
+	return err;
 }
 
 static int kt_run(struct kt_ctx *c)

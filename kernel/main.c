@@ -46,91 +46,6 @@ static const struct pci_device_id vrnic_pci_table[] = {
 };
 MODULE_DEVICE_TABLE(pci, vrnic_pci_table);
 
-int vrnic_dma_alloc(struct vrnic_dev *dev, struct vrnic_dma *buf, size_t size)
-{
-	size = PAGE_ALIGN(size);
-	buf->va = dma_alloc_coherent(&dev->pdev->dev, size, &buf->dma,
-				     GFP_KERNEL);
-	if (!buf->va)
-		return -ENOMEM;
-	buf->size = size;
-	return 0;
-}
-
-/*
- * While a reset is pending the device may still read or write what the
- * driver is about to release: keep @umem or @buf on the held list instead,
- * until vrnic_reset_check() sees the reset acknowledged. Returns true if
- * the caller must not release it. Process context.
- */
-static bool vrnic_hold(struct vrnic_dev *dev, struct ib_umem *umem,
-		       const struct vrnic_dma *buf)
-{
-	struct vrnic_held *h = NULL;
-	unsigned long flags;
-	bool warn;
-
-	spin_lock_irqsave(&dev->held_lock, flags);
-	while (test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags) && !h) {
-		spin_unlock_irqrestore(&dev->held_lock, flags);
-		h = kzalloc(sizeof(*h), GFP_KERNEL);
-		spin_lock_irqsave(&dev->held_lock, flags);
-		if (!h)
-			break;	/* leaked for good, still counted */
-	}
-	if (!test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags)) {
-		spin_unlock_irqrestore(&dev->held_lock, flags);
-		kfree(h);
-		return false;
-	}
-	if (h) {
-		h->umem = umem;
-		if (buf)
-			h->buf = *buf;
-		list_add_tail(&h->list, &dev->held);
-	}
-	dev->held_bytes += umem ? umem->length : buf->size;
-	warn = !dev->held_warned;
-	dev->held_warned = true;
-	spin_unlock_irqrestore(&dev->held_lock, flags);
-	if (warn)
-		dev_warn(&dev->pdev->dev,
-			 "device has not acknowledged its reset: keeping the memory it may still access until it does\n");
-	return true;
-}
-
-void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf)
-{
-	if (!buf->va)
-		return;
-	if (!vrnic_hold(dev, NULL, buf))
-		dma_free_coherent(&dev->pdev->dev, buf->size, buf->va,
-				  buf->dma);
-	buf->va = NULL;
-}
-
-/* Unpin an MR's pages, unless the device may still access them. */
-void vrnic_umem_release(struct vrnic_dev *dev, struct ib_umem *umem)
-{
-	if (!vrnic_hold(dev, umem, NULL))
-		ib_umem_release(umem);
-}
-
-static void vrnic_release_held(struct vrnic_dev *dev, struct list_head *list)
-{
-	struct vrnic_held *h, *tmp;
-
-	list_for_each_entry_safe(h, tmp, list, list) {
-		if (h->umem)
-			ib_umem_release(h->umem);
-		else
-			dma_free_coherent(&dev->pdev->dev, h->buf.size,
-					  h->buf.va, h->buf.dma);
-		list_del(&h->list);
-		kfree(h);
-	}
-}
-
 /*
  * Section 5.2 step 1, without waiting. RESET_PENDING is set before anyone
  * can see FATAL: whoever releases memory after a failed command holds it.
@@ -258,22 +173,6 @@ static void vrnic_quiesce(struct vrnic_dev *dev)
 			return;
 		}
 		usleep_range(1000, 2000);
-	}
-}
-
-/* Last step of remove: what the device never let go of is leaked. */
-static void vrnic_leak_held(struct vrnic_dev *dev)
-{
-	struct vrnic_held *h, *tmp;
-
-	if (!test_bit(VRNIC_FLAG_RESET_PENDING, &dev->flags))
-		return;
-	dev_warn(&dev->pdev->dev,
-		 "leaking %llu bytes the device may still access\n",
-		 dev->held_bytes);
-	list_for_each_entry_safe(h, tmp, &dev->held, list) {
-		list_del(&h->list);
-		kfree(h);
 	}
 }
 
@@ -563,18 +462,51 @@ static void vrnic_free_vectors(struct vrnic_dev *dev)
 	pci_free_irq_vectors(dev->pdev);
 }
 
-static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/*
+ * Undo vrnic_probe_dev(). The device is reset before the driver's own
+ * rings go: once it acknowledges, it touches no guest memory any more; a
+ * device that never does keeps its rings.
+ */
+static void vrnic_remove_dev(struct vrnic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+
+	cancel_delayed_work_sync(&dev->watchdog);
+	destroy_workqueue(dev->wq);
+	vrnic_quiesce(dev);
+	vrnic_irqs_free(dev);
+	vrnic_eth_free_rings(dev);
+	vrnic_aeq_free(dev);
+	vrnic_cmdq_free(dev);
+	vrnic_leak_held(dev);
+	vrnic_free_vectors(dev);
+	pci_iounmap(pdev, dev->bar2);
+	pci_iounmap(pdev, dev->bar0);
+	WARN_ON(!xa_empty(&dev->qp_xa) || !xa_empty(&dev->cq_xa));
+	xa_destroy(&dev->qp_xa);
+	xa_destroy(&dev->cq_xa);
+	ib_dealloc_device(&dev->ibdev);
+	pci_release_regions(pdev);
+	pci_disable_device(pdev);
+}
+
+/*
+ * The PCI function and the device up to DRIVER_OK: BARs, reset,
+ * capabilities, MSI-X, the command queue, the async EQ and the Ethernet
+ * rings, then the watchdog. vrnic_remove_dev() undoes it.
+ */
+static struct vrnic_dev *vrnic_probe_dev(struct pci_dev *pdev)
 {
 	struct vrnic_dev *dev;
 	int i, nvec, err;
 
 	err = pci_enable_device_mem(pdev);
 	if (err)
-		return err;
+		return ERR_PTR(err);
 	if (!vrnic_probe_signature(pdev)) {
 		/* Some other ivshmem user: not ours, say nothing. */
 		pci_disable_device(pdev);
-		return -ENODEV;
+		return ERR_PTR(-ENODEV);
 	}
 
 	err = pci_request_regions(pdev, DRV_NAME);
@@ -660,41 +592,13 @@ static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err) {
 		dev_err(&pdev->dev, "device does not answer commands: %d\n",
 			err);
-		goto err_reset;
+		vrnic_remove_dev(dev);
+		return ERR_PTR(err);
 	}
 	schedule_delayed_work(&dev->watchdog,
 			      msecs_to_jiffies(VRNIC_WATCHDOG_MS));
+	return dev;
 
-	err = vrnic_query_port_caps(dev);
-	if (err)
-		goto err_watchdog;
-	err = vrnic_ceqs_create(dev);
-	if (err)
-		goto err_watchdog;
-	err = vrnic_eth_register(dev);
-	if (err)
-		goto err_ceqs;
-	err = vrnic_ib_register(dev);
-	if (err)
-		goto err_eth;
-
-	vrnic_debugfs_add(dev);
-	dev_info(&pdev->dev,
-		 "%s: device interface %u.%u, %d vectors, %d completion EQs, netdev %s\n",
-		 dev_name(&dev->ibdev.dev), dev->caps.version_major,
-		 dev->caps.version_minor, dev->num_vectors, dev->num_ceqs,
-		 netdev_name(dev->netdev));
-	return 0;
-
-err_eth:
-	vrnic_eth_unregister(dev);
-err_ceqs:
-	vrnic_ceqs_destroy(dev);
-err_watchdog:
-	cancel_delayed_work_sync(&dev->watchdog);
-err_reset:
-	vrnic_quiesce(dev);
-	vrnic_irqs_free(dev);
 err_eth_rings:
 	vrnic_eth_free_rings(dev);
 err_aeq:
@@ -718,40 +622,75 @@ err_release:
 	pci_release_regions(pdev);
 err_disable:
 	pci_disable_device(pdev);
+	return ERR_PTR(err);
+}
+
+/*
+ * What users see, on a device past DRIVER_OK: the completion EQs, the
+ * netdev and the ib_device. vrnic_ib_device_remove() undoes it.
+ */
+static int vrnic_ib_device_add(struct vrnic_dev *dev)
+{
+	int err;
+
+	err = vrnic_query_port_caps(dev);
+	if (err)
+		return err;
+	err = vrnic_ceqs_create(dev);
+	if (err)
+		return err;
+	err = vrnic_eth_register(dev);
+	if (err)
+		goto err_ceqs;
+	err = vrnic_ib_register(dev);
+	if (err)
+		goto err_eth;
+	vrnic_debugfs_add(dev);
+	return 0;
+
+err_eth:
+	vrnic_eth_unregister(dev);
+err_ceqs:
+	vrnic_ceqs_destroy(dev);
 	return err;
+}
+
+static void vrnic_ib_device_remove(struct vrnic_dev *dev)
+{
+	vrnic_debugfs_remove(dev);
+	/* Users first: disassociates processes, destroys their objects. */
+	vrnic_ib_unregister(dev);
+	vrnic_eth_unregister(dev);
+	vrnic_ceqs_destroy(dev);
+}
+
+static int vrnic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct vrnic_dev *dev;
+	int err;
+
+	dev = vrnic_probe_dev(pdev);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	err = vrnic_ib_device_add(dev);
+	if (err) {
+		vrnic_remove_dev(dev);
+		return err;
+	}
+	dev_info(&pdev->dev,
+		 "%s: device interface %u.%u, %d vectors, %d completion EQs, netdev %s\n",
+		 dev_name(&dev->ibdev.dev), dev->caps.version_major,
+		 dev->caps.version_minor, dev->num_vectors, dev->num_ceqs,
+		 netdev_name(dev->netdev));
+	return 0;
 }
 
 static void vrnic_remove(struct pci_dev *pdev)
 {
 	struct vrnic_dev *dev = pci_get_drvdata(pdev);
 
-	vrnic_debugfs_remove(dev);
-	/* Users first: disassociates processes, destroys their objects. */
-	vrnic_ib_unregister(dev);
-	vrnic_eth_unregister(dev);
-	vrnic_ceqs_destroy(dev);
-	cancel_delayed_work_sync(&dev->watchdog);
-	destroy_workqueue(dev->wq);
-
-	/*
-	 * After the reset the device touches no guest memory any more; a
-	 * device that never acknowledges one keeps its rings.
-	 */
-	vrnic_quiesce(dev);
-	vrnic_irqs_free(dev);
-	vrnic_eth_free_rings(dev);
-	vrnic_aeq_free(dev);
-	vrnic_cmdq_free(dev);
-	vrnic_leak_held(dev);
-	vrnic_free_vectors(dev);
-	pci_iounmap(pdev, dev->bar2);
-	pci_iounmap(pdev, dev->bar0);
-	WARN_ON(!xa_empty(&dev->qp_xa) || !xa_empty(&dev->cq_xa));
-	xa_destroy(&dev->qp_xa);
-	xa_destroy(&dev->cq_xa);
-	ib_dealloc_device(&dev->ibdev);
-	pci_release_regions(pdev);
-	pci_disable_device(pdev);
+	vrnic_ib_device_remove(dev);
+	vrnic_remove_dev(dev);
 }
 
 static struct pci_driver vrnic_pci_driver = {

@@ -42,12 +42,13 @@ struct vrnic_eth {
 
 static struct vrnic_eth_desc *vrnic_eth_desc(struct vrnic_eth_ring *r, u32 i)
 {
-	return (struct vrnic_eth_desc *)r->ring.va + (i & ((1U << r->log_depth) - 1));
+	return vrnic_ring_entry(r->ring.va, i, r->log_depth,
+				sizeof(struct vrnic_eth_desc));
 }
 
 static u32 vrnic_eth_slot(struct vrnic_eth_ring *r, u32 i)
 {
-	return i & ((1U << r->log_depth) - 1);
+	return vrnic_ring_slot(i, r->log_depth);
 }
 
 static int vrnic_eth_ring_alloc(struct vrnic_dev *dev, struct vrnic_eth_ring *r,

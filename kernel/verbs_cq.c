@@ -77,11 +77,16 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	dma_addr_t ring_dma;
 	int log_depth, err;
 
-	if (attr->flags)
+	if (attr->flags) {
+		ibdev_dbg(ibcq->device, "CQ flags %#x unsupported\n",
+			  attr->flags);
 		return -EOPNOTSUPP;
+	}
 	log_depth = vrnic_cq_log_depth(dev, attr->cqe);
-	if (log_depth < 0)
+	if (log_depth < 0) {
+		ibdev_dbg(ibcq->device, "CQ of %d entries\n", attr->cqe);
 		return log_depth;
+	}
 	if (udata) {
 		err = vrnic_check_cq_udata(udata);
 		if (err)
@@ -199,11 +204,17 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct vrnic_dma ring = {}, old;
 	int log_depth, err;
 
-	if (!!udata != cq->user)
+	if (!!udata != cq->user) {
+		ibdev_dbg(ibcq->device, "resize of a %s CQ %s udata\n",
+			  cq->user ? "user" : "kernel",
+			  udata ? "with" : "without");
 		return -EINVAL;
+	}
 	log_depth = vrnic_cq_log_depth(dev, cqe);
-	if (log_depth < 0)
+	if (log_depth < 0) {
+		ibdev_dbg(ibcq->device, "CQ of %d entries\n", cqe);
 		return log_depth;
+	}
 	if (udata) {
 		err = vrnic_check_cq_udata(udata);
 		if (err)
@@ -275,10 +286,10 @@ static struct vrnic_cqe *vrnic_cq_head(struct vrnic_cq *cq)
 	u8 owner;
 
 	vrnic_assert_spin_held(&cq->lock);
-	cqe = (struct vrnic_cqe *)cq->ring.va +
-	      (cq->ci & ((1U << cq->log_depth) - 1));
+	cqe = vrnic_ring_entry(cq->ring.va, cq->ci, cq->log_depth,
+			       sizeof(*cqe));
 	owner = READ_ONCE(cqe->owner);
-	if ((owner & VRNIC_OWNER_PHASE) != VRNIC_PHASE(cq->ci, cq->log_depth))
+	if (!vrnic_ring_owned(owner, cq->ci, cq->log_depth))
 		return NULL;
 	dma_rmb();	/* the entry after its owner byte */
 	return cqe;

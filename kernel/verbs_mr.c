@@ -151,15 +151,22 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	int err;
 
 	err = vrnic_udata_no_input(udata);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibpd->device, "reg_mr takes no udata\n");
 		return ERR_PTR(err);
+	}
 	/* Optional flags (relaxed ordering) mean nothing to this device. */
 	access &= ~IB_ACCESS_OPTIONAL;
-	if (access & ~VRNIC_ACCESS_ALL)
+	if (access & ~VRNIC_ACCESS_ALL) {
+		ibdev_dbg(ibpd->device, "MR access %#x unsupported\n", access);
 		return ERR_PTR(-EOPNOTSUPP);
+	}
 	if (!length || length > dev->caps.max_mr_size ||
-	    virt_addr + length < virt_addr)
+	    virt_addr + length < virt_addr) {
+		ibdev_dbg(ibpd->device, "MR of %llu bytes at %#llx\n", length,
+			  virt_addr);
 		return ERR_PTR(-EINVAL);
+	}
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
@@ -174,11 +181,14 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	pgsz = ib_umem_find_best_pgsz(mr->umem, dev->caps.page_size_cap,
 				      virt_addr);
 	if (!pgsz) {
+		ibdev_dbg(ibpd->device, "MR at %#llx: no page size fits\n",
+			  virt_addr);
 		err = -EINVAL;
 		goto err_release;
 	}
 	npages = ib_umem_num_dma_blocks(mr->umem, pgsz);
 	if (npages > U32_MAX) {
+		ibdev_dbg(ibpd->device, "MR of %zu pages\n", npages);
 		err = -EINVAL;
 		goto err_release;
 	}

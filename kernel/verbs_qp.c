@@ -6,9 +6,7 @@
  * the (validated) wqe_idx of each CQE.
  */
 #include <linux/etherdevice.h>
-#include <linux/if_vlan.h>
 #include <linux/log2.h>
-#include <rdma/ib_cache.h>
 
 #include "vrnic.h"
 
@@ -148,6 +146,17 @@ static int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
 	return 0;
 }
 
+/* The device's type for a verbs QP type; 0 if the device has none. */
+static u8 vrnic_qpt(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return VRNIC_QPT_RC;
+	default:
+		return 0;
+	}
+}
+
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -163,18 +172,37 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	dma_addr_t sq_dma, rq_dma;
 	int sq_shift, rq_shift, sq_log, rq_log, err;
 
-	if (init->qp_type != IB_QPT_RC || init->create_flags || init->srq)
+	req.qp_type = vrnic_qpt(init->qp_type);
+	if (!req.qp_type) {
+		ibdev_dbg(ibqp->device, "QP type %d unsupported\n",
+			  init->qp_type);
 		return -EOPNOTSUPP;
+	}
+	if (init->create_flags || init->srq) {
+		ibdev_dbg(ibqp->device, "create_flags %#x, SRQ %s unsupported\n",
+			  init->create_flags, init->srq ? "given" : "none");
+		return -EOPNOTSUPP;
+	}
 	if (cap->max_send_wr > c->max_qp_wr || cap->max_recv_wr > c->max_qp_wr ||
 	    cap->max_send_sge > c->max_sge || cap->max_recv_sge > c->max_sge ||
-	    cap->max_inline_data > c->max_inline)
+	    cap->max_inline_data > c->max_inline) {
+		ibdev_dbg(ibqp->device,
+			  "caps wr %u/%u sge %u/%u inline %u above the device's\n",
+			  cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
+			  cap->max_recv_sge, cap->max_inline_data);
 		return -EINVAL;
+	}
 
 	err = vrnic_udata_in(udata, &ucmd, sizeof(ucmd));
-	if (err)
+	if (err) {
+		ibdev_dbg(ibqp->device, "create_qp udata: %d\n", err);
 		return err;
-	if (ucmd.comp_mask || ucmd.reserved)
+	}
+	if (ucmd.comp_mask || ucmd.reserved) {
+		ibdev_dbg(ibqp->device, "create_qp comp_mask %#x reserved %#x\n",
+			  ucmd.comp_mask, ucmd.reserved);
 		return -EINVAL;
+	}
 	if (udata)
 		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
 					       ibuc);
@@ -188,12 +216,19 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 				    vrnic_rq_shift_needed(cap->max_recv_sge),
 				    VRNIC_RQ_WQE_SHIFT_MIN,
 				    VRNIC_RQ_WQE_SHIFT_MAX);
-	if (sq_shift < 0 || rq_shift < 0)
+	if (sq_shift < 0 || rq_shift < 0) {
+		ibdev_dbg(ibqp->device,
+			  "no WQE stride: SQ asked %u, RQ asked %u\n",
+			  ucmd.sq_wqe_shift, ucmd.rq_wqe_shift);
 		return -EINVAL;
+	}
 	sq_log = vrnic_wq_log_depth(dev, cap->max_send_wr, sq_shift);
 	rq_log = vrnic_wq_log_depth(dev, cap->max_recv_wr, rq_shift);
-	if (sq_log < 0 || rq_log < 0)
+	if (sq_log < 0 || rq_log < 0) {
+		ibdev_dbg(ibqp->device, "rings of %u/%u WQEs too large\n",
+			  cap->max_send_wr, cap->max_recv_wr);
 		return -EINVAL;
+	}
 
 	qp->user = !!udata;
 	qp->state = IB_QPS_RESET;
@@ -220,7 +255,6 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	req.uctx = uc ? uc->uctx : VRNIC_UCTX_KERNEL;
 	req.pd = to_vpd(ibqp->pd)->pdn;
-	req.qp_type = VRNIC_QPT_RC;
 	if (init->sq_sig_type == IB_SIGNAL_ALL_WR)
 		req.flags |= VRNIC_QP_F_SQ_SIG_ALL;
 	req.send_cqn = to_vcq(init->send_cq)->cqn;
@@ -329,34 +363,6 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-static int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av)
-{
-	const struct ib_global_route *grh;
-	u16 vlan_id = VRNIC_VLAN_NONE;
-	int err;
-
-	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(ah);
-	if (grh->sgid_attr) {
-		if (grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
-			return -EINVAL;
-		err = rdma_read_gid_l2_fields(grh->sgid_attr, &vlan_id, NULL);
-		if (err)
-			return err;
-	}
-	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	av->flow_label = grh->flow_label & 0xfffff;
-	av->sgid_index = grh->sgid_index;
-	av->hop_limit = grh->hop_limit;
-	av->traffic_class = grh->traffic_class;
-	av->sl = rdma_ah_get_sl(ah) & 0xf;
-	ether_addr_copy(av->dmac, ah->roce.dmac);
-	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
-	return 0;
-}
-
 static int vrnic_fill_modify(const struct ib_qp_attr *attr, int mask,
 			     struct vrnic_qp_attr *a)
 {
@@ -437,27 +443,37 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state cur, new;
 	int err;
 
-	if (attr_mask & ~IB_QP_ATTR_STANDARD_BITS)
+	if (attr_mask & (~IB_QP_ATTR_STANDARD_BITS | IB_QP_ALT_PATH |
+			 IB_QP_PATH_MIG_STATE | IB_QP_CAP)) {
+		ibdev_dbg(ibqp->device, "modify_qp mask %#x unsupported\n",
+			  attr_mask);
 		return -EOPNOTSUPP;
-	if (attr_mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | IB_QP_CAP))
-		return -EOPNOTSUPP;
+	}
 	err = vrnic_udata_no_input(udata);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibqp->device, "modify_qp takes no udata\n");
 		return err;
+	}
 
 	mutex_lock(&qp->state_lock);
 	cur = attr_mask & IB_QP_CUR_STATE ? attr->cur_qp_state :
 					    READ_ONCE(qp->state);
 	new = attr_mask & IB_QP_STATE ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, new, IB_QPT_RC, attr_mask)) {
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, attr_mask)) {
+		ibdev_dbg(ibqp->device,
+			  "QP %u: %d -> %d with mask %#x is not a transition\n",
+			  qp->qpn, cur, new, attr_mask);
 		err = -EINVAL;
 		goto out;
 	}
 	req.qpn = qp->qpn;
 	req.attr_mask = attr_mask;
 	err = vrnic_fill_modify(attr, attr_mask, &req.attr);
-	if (err)
+	if (err) {
+		ibdev_dbg(ibqp->device, "QP %u: attributes refused: %d\n",
+			  qp->qpn, err);
 		goto out;
+	}
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_QP, &req, sizeof(req),
 			     NULL, 0);
 	if (err)
@@ -531,7 +547,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->cap = attr->cap;
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = ibqp->qp_type;
 
 	WRITE_ONCE(qp->state, a->qp_state);
 	return 0;
@@ -546,8 +562,8 @@ static void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
 {
 	vrnic_assert_spin_held(&wq->lock);
 	vrnic_check((u32)(idx - wq->ci) < (1U << wq->log_depth));
-	return wq->ring.va +
-	       ((size_t)(idx & ((1U << wq->log_depth) - 1)) << wq->wqe_shift);
+	return vrnic_ring_entry(wq->ring.va, idx, wq->log_depth,
+				(size_t)1 << wq->wqe_shift);
 }
 
 /* Retire a WQE named by a CQE; false if wqe_idx is not outstanding. */
@@ -563,7 +579,7 @@ bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx, u64 *wr_id)
 	vrnic_check((u32)(wq->pi - wq->ci) <= (1U << wq->log_depth));
 	ok = (u32)(wqe_idx - wq->ci) < (u32)(wq->pi - wq->ci);
 	if (ok) {
-		*wr_id = wq->wrid[wqe_idx & ((1U << wq->log_depth) - 1)];
+		*wr_id = wq->wrid[vrnic_ring_slot(wqe_idx, wq->log_depth)];
 		wq->ci = wqe_idx + 1;
 	}
 	spin_unlock(&wq->lock);
@@ -603,15 +619,10 @@ static int vrnic_build_inline(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
-			    struct vrnic_send_wqe_hdr *hdr)
+/* The fields of an RC send WQE that depend on its opcode. */
+static int vrnic_build_rc(const struct ib_send_wr *wr,
+			  struct vrnic_send_wqe_hdr *hdr)
 {
-	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
-	int i;
-
-	vrnic_assert_spin_held(&qp->sq.lock);
-	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
-	hdr->wr_id = wr->wr_id;
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		hdr->imm_data = wr->ex.imm_data;
@@ -636,6 +647,27 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	default:
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			    struct vrnic_send_wqe_hdr *hdr)
+{
+	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
+	int i, err;
+
+	vrnic_assert_spin_held(&qp->sq.lock);
+	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
+	hdr->wr_id = wr->wr_id;
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		err = vrnic_build_rc(wr, hdr);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	if (err)
+		return err;
 	hdr->opcode = wr->opcode;
 	if (wr->send_flags & IB_SEND_SIGNALED)
 		hdr->flags |= VRNIC_WQE_F_SIGNALED;
@@ -687,7 +719,7 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = vrnic_build_send(qp, wr, vrnic_wq_slot(sq, sq->pi));
 		if (err)
 			break;
-		sq->wrid[sq->pi & (depth - 1)] = wr->wr_id;
+		sq->wrid[vrnic_ring_slot(sq->pi, sq->log_depth)] = wr->wr_id;
 		sq->pi++;
 		posted = true;
 	}
@@ -745,7 +777,7 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			sge[i].length = wr->sg_list[i].length;
 			sge[i].lkey = wr->sg_list[i].lkey;
 		}
-		rq->wrid[rq->pi & (depth - 1)] = wr->wr_id;
+		rq->wrid[vrnic_ring_slot(rq->pi, rq->log_depth)] = wr->wr_id;
 		rq->pi++;
 		posted = true;
 	}

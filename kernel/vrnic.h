@@ -27,6 +27,7 @@
 #include <rdma/vrnic-abi.h>
 
 #include "debug.h"
+#include "ring.h"
 
 #define DRV_NAME		"vrnic"
 #define VRNIC_DRV_VERSION	((VRNIC_VERSION_MAJOR << 16) | VRNIC_VERSION_MINOR)
@@ -403,9 +404,13 @@ static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)
 /* main.c                                                              */
 /* ------------------------------------------------------------------ */
 void vrnic_set_fatal(struct vrnic_dev *dev, const char *why);
+
+/* dma.c */
 int vrnic_dma_alloc(struct vrnic_dev *dev, struct vrnic_dma *buf, size_t size);
 void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf);
 void vrnic_umem_release(struct vrnic_dev *dev, struct ib_umem *umem);
+void vrnic_release_held(struct vrnic_dev *dev, struct list_head *list);
+void vrnic_leak_held(struct vrnic_dev *dev);
 
 /* cmdq.c */
 int vrnic_cmdq_init(struct vrnic_dev *dev);
@@ -446,33 +451,58 @@ void vrnic_eth_watchdog(struct vrnic_dev *dev);
 /* uapi.c */
 extern const struct uapi_definition vrnic_uapi_defs[];
 
-/* verbs.c */
-extern const struct ib_device_ops vrnic_dev_ops;
+/* counters.c */
+struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
+
+/* restrack.c */
+int vrnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int vrnic_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int vrnic_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
+/* udata.c */
 int vrnic_udata_in(struct ib_udata *udata, void *cmd, size_t size);
 int vrnic_udata_no_input(struct ib_udata *udata);
 int vrnic_udata_out(struct ib_udata *udata, void *resp, size_t size);
-struct rdma_user_mmap_entry *
-vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
-		      u64 *key);
+
+/* verbs.c */
+extern const struct ib_device_ops vrnic_dev_ops;
+
+/* verbs_device.c */
+void vrnic_ib_dispatch(struct vrnic_dev *dev, enum ib_event_type type);
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata);
 int vrnic_query_port(struct ib_device *ibdev, u32 port,
 		     struct ib_port_attr *attr);
 int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 			     struct ib_port_immutable *immutable);
+enum rdma_link_layer vrnic_get_link_layer(struct ib_device *ibdev, u32 port);
 int vrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+void vrnic_get_dev_fw_str(struct ib_device *ibdev, char *str);
 int vrnic_add_gid(const struct ib_gid_attr *attr, void **context);
 int vrnic_del_gid(const struct ib_gid_attr *attr, void **context);
+
+/* verbs_ucontext.c */
+struct rdma_user_mmap_entry *
+vrnic_mmap_insert_dma(struct vrnic_ucontext *uc, struct vrnic_dma *buf,
+		      u64 *key);
 int vrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void vrnic_dealloc_ucontext(struct ib_ucontext *ibuc);
+void vrnic_disassociate_ucontext(struct ib_ucontext *ibuc);
 int vrnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void vrnic_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+
+/* verbs_pd.c */
 int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int vrnic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* verbs_ah.c */
+int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av);
 int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
 int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
-void vrnic_ib_dispatch(struct vrnic_dev *dev, enum ib_event_type type);
 
 /* verbs_mr.c */
 struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);

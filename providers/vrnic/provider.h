@@ -109,6 +109,7 @@ struct Mr {
 
 struct Ah {
     ibv_ah ah;
+    uint32_t handle = 0; // the device's, for UD work requests
 };
 
 struct Cq {

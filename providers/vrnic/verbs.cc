@@ -123,12 +123,13 @@ int dereg_mr(verbs_mr* vmr) noexcept {
 ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) noexcept {
     return guarded_ptr<ibv_ah>([&](ibv_ah*& out) {
         auto* ah = new Ah{};
-        ib_uverbs_create_ah_resp resp{};
-        int err = ibv_cmd_create_ah(pd, &ah->ah, attr, &resp, sizeof(resp));
+        WithUdata<ib_uverbs_create_ah_resp, vrnic_ibv_create_ah_resp> resp{};
+        int err = ibv_cmd_create_ah(pd, &ah->ah, attr, resp.core(), resp.size());
         if (err) {
             delete ah;
             return err;
         }
+        ah->handle = resp.drv.ah_handle;
         out = &ah->ah;
         return 0;
     });

@@ -117,6 +117,12 @@ struct vrnic_ibv_create_qp_resp {
 	__u32 reserved1;
 };
 
+/* create_ah has no driver request. */
+struct vrnic_ibv_create_ah_resp {
+	__u32 comp_mask;
+	__u32 ah_handle;		/* the device's handle (UD WQEs name it) */
+};
+
 /* Reserved for SRQ support (vrnic_regs.max_srq != 0). */
 struct vrnic_ibv_create_srq {
 	__u32 comp_mask;
@@ -192,6 +198,8 @@ VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_qp) == 8,
 			"vrnic_ibv_create_qp");
 VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_qp_resp) == 64,
 			"vrnic_ibv_create_qp_resp");
+VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_ah_resp) == 8,
+			"vrnic_ibv_create_ah_resp");
 VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_srq) == 8,
 			"vrnic_ibv_create_srq");
 VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_srq_resp) == 32,

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic: the per-port software counters (rdma statistic).
+ */
+#include "vrnic.h"
+
+static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_CNT_MAX] = {
+	[VRNIC_CNT_CMDS].name = "commands",
+	[VRNIC_CNT_CMD_ERRORS].name = "command_errors",
+	[VRNIC_CNT_CMD_TIMEOUTS].name = "command_timeouts",
+	[VRNIC_CNT_ASYNC_EVENTS].name = "async_events",
+	[VRNIC_CNT_COMP_EVENTS].name = "completion_events",
+	[VRNIC_CNT_QP_ERRORS].name = "qp_errors",
+	[VRNIC_CNT_CQ_ERRORS].name = "cq_errors",
+	[VRNIC_CNT_BAD_EQES].name = "invalid_eqes",
+	[VRNIC_CNT_BAD_CQES].name = "invalid_cqes",
+	[VRNIC_CNT_EQ_OVERFLOW].name = "eq_overflows",
+	[VRNIC_CNT_ETH_TX_PACKETS].name = "eth_tx_packets",
+	[VRNIC_CNT_ETH_TX_BYTES].name = "eth_tx_bytes",
+	[VRNIC_CNT_ETH_TX_ERRORS].name = "eth_tx_errors",
+	[VRNIC_CNT_ETH_RX_PACKETS].name = "eth_rx_packets",
+	[VRNIC_CNT_ETH_RX_BYTES].name = "eth_rx_bytes",
+	[VRNIC_CNT_ETH_RX_ERRORS].name = "eth_rx_errors",
+};
+
+struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	return rdma_alloc_hw_stats_struct(vrnic_hw_stat_descs,
+					  ARRAY_SIZE(vrnic_hw_stat_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct vrnic_dev *dev = to_vdev(ibdev);
+	int i;
+
+	for (i = 0; i < VRNIC_CNT_MAX; i++)
+		stats->value[i] = atomic64_read(&dev->counters[i]);
+	return VRNIC_CNT_MAX;
+}

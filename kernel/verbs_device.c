@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vrnic verbs: device and port queries, GIDs, and port and device events.
+ */
+#include <linux/if_vlan.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "vrnic.h"
+
+/* A port or device event to every client. Any context. */
+void vrnic_ib_dispatch(struct vrnic_dev *dev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.event = type,
+		.element.port_num = 1,
+	};
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->event_lock, flags);
+	if (test_bit(VRNIC_FLAG_IB_REGISTERED, &dev->flags))
+		ib_dispatch_event(&ev);
+	spin_unlock_irqrestore(&dev->event_lock, flags);
+}
+
+static int vrnic_clamp_int(u64 v)
+{
+	return (int)min_t(u64, v, INT_MAX);
+}
+
+int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		       struct ib_udata *udata)
+{
+	struct vrnic_dev *dev = to_vdev(ibdev);
+	struct vrnic_caps *c = &dev->caps;
+	int err;
+
+	err = vrnic_udata_no_input(udata);
+	if (err)
+		return err;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = c->fw_version;
+	attr->sys_image_guid = cpu_to_be64(c->node_guid);
+	attr->max_mr_size = c->max_mr_size;
+	attr->page_size_cap = c->page_size_cap;
+	attr->vendor_id = dev->pdev->vendor;
+	attr->vendor_part_id = dev->pdev->device;
+	attr->hw_ver = c->hw_rev;
+	attr->max_qp = vrnic_clamp_int(c->max_qp);
+	attr->max_qp_wr = vrnic_clamp_int(c->max_qp_wr);
+	attr->device_cap_flags = IB_DEVICE_CURR_QP_STATE_MOD |
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_RC_RNR_NAK_GEN;
+	attr->max_send_sge = vrnic_clamp_int(c->max_sge);
+	attr->max_recv_sge = vrnic_clamp_int(c->max_sge);
+	attr->max_sge_rd = vrnic_clamp_int(c->max_sge);
+	attr->max_cq = vrnic_clamp_int(c->max_cq);
+	attr->max_cqe = vrnic_clamp_int(c->max_cqe);
+	attr->max_mr = vrnic_clamp_int(c->max_mr);
+	attr->max_pd = vrnic_clamp_int(c->max_pd);
+	attr->max_qp_rd_atom = vrnic_clamp_int(c->max_qp_rd_atom);
+	attr->max_qp_init_rd_atom = vrnic_clamp_int(c->max_qp_init_rd_atom);
+	attr->max_res_rd_atom = vrnic_clamp_int((u64)c->max_qp_rd_atom *
+						c->max_qp);
+	attr->atomic_cap = c->atomic_cap;
+	attr->max_ah = vrnic_clamp_int(c->max_ah);
+	/* SRQs are not implemented by this driver yet. */
+	attr->max_pkeys = 1;
+	attr->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static u16 vrnic_port_speed(u8 speed)
+{
+	switch (speed) {
+	case IB_SPEED_SDR:
+	case IB_SPEED_DDR:
+	case IB_SPEED_QDR:
+	case IB_SPEED_FDR10:
+	case IB_SPEED_FDR:
+	case IB_SPEED_EDR:
+	case IB_SPEED_HDR:
+	case IB_SPEED_NDR:
+		return speed;
+	default:
+		return IB_SPEED_EDR;
+	}
+}
+
+static u8 vrnic_port_width(u8 width)
+{
+	switch (width) {
+	case IB_WIDTH_1X:
+	case IB_WIDTH_2X:
+	case IB_WIDTH_4X:
+	case IB_WIDTH_8X:
+	case IB_WIDTH_12X:
+		return width;
+	default:
+		return IB_WIDTH_4X;
+	}
+}
+
+int vrnic_query_port(struct ib_device *ibdev, u32 port,
+		     struct ib_port_attr *attr)
+{
+	struct vrnic_dev *dev = to_vdev(ibdev);
+	struct vrnic_caps *c = &dev->caps;
+	u32 state, mtu;
+	enum ib_mtu ndev_mtu;
+
+	state = readl(&dev->regs->port_state);
+	mtu = readl(&dev->regs->active_mtu);
+	if (!vrnic_is_fatal(dev) && state == VRNIC_PORT_ACTIVE) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+	attr->max_mtu = c->max_mtu;
+	if (mtu < IB_MTU_256 || mtu > c->max_mtu)
+		mtu = c->max_mtu;
+	if (dev->netdev) {
+		ndev_mtu = iboe_get_mtu(READ_ONCE(dev->netdev->mtu));
+		mtu = min_t(u32, mtu, ndev_mtu ?: IB_MTU_256);
+	}
+	attr->active_mtu = mtu;
+	attr->gid_tbl_len = c->gid_tbl_len;
+	attr->ip_gids = true;
+	attr->max_msg_sz = c->max_msg_sz;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+	attr->active_speed = vrnic_port_speed(c->active_speed);
+	attr->active_width = vrnic_port_width(c->active_width);
+	return 0;
+}
+
+/*
+ * RoCE v2 only: the device programs only RoCE v2 GIDs (SET_GID answers
+ * UNSUPPORTED for v1). No IB_MAD/IB_CM: the 1.0 device has no GSI QP, so
+ * ib_mad and ib_cm must not try to open QP1 on this port.
+ */
+int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
+			     struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int err;
+
+	err = ib_query_port(ibdev, port, &attr);
+	if (err)
+		return err;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
+				    RDMA_CORE_CAP_ETH_AH;
+	immutable->max_mad_size = 0;
+	return 0;
+}
+
+enum rdma_link_layer vrnic_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+int vrnic_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index > 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+void vrnic_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	u64 fw = to_vdev(ibdev)->caps.fw_version;
+
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%u", (u32)(fw >> 32),
+		 (u32)(fw >> 16) & 0xffff, (u32)fw & 0xffff);
+}
+
+static int vrnic_set_gid(struct vrnic_dev *dev,
+			 const struct vrnic_cmd_set_gid *req)
+{
+	int err;
+
+	err = vrnic_cmd_exec(dev, VRNIC_CMD_SET_GID, req, sizeof(*req), NULL, 0);
+	/* A dead device has no GID table to keep in sync. */
+	if (err && vrnic_is_fatal(dev))
+		return 0;
+	return err;
+}
+
+int vrnic_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct vrnic_dev *dev = to_vdev(attr->device);
+	struct vrnic_cmd_set_gid req = {};
+	u8 mac[ETH_ALEN];
+	u16 vlan_id;
+	int err;
+
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EOPNOTSUPP;
+	if (attr->index >= dev->caps.gid_tbl_len)
+		return -EINVAL;
+	err = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
+	if (err)
+		return err;
+
+	req.index = attr->index;
+	req.gid_type = VRNIC_GID_TYPE_ROCE_V2;
+	req.flags = VRNIC_GID_F_VALID;
+	req.vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	memcpy(req.gid, attr->gid.raw, sizeof(req.gid));
+	ether_addr_copy(req.mac, mac);
+	return vrnic_set_gid(dev, &req);
+}
+
+int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct vrnic_dev *dev = to_vdev(attr->device);
+	struct vrnic_cmd_set_gid req = {};
+
+	if (attr->index >= dev->caps.gid_tbl_len)
+		return -EINVAL;
+	req.index = attr->index;
+	return vrnic_set_gid(dev, &req);
+}
