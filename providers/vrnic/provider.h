@@ -85,7 +85,7 @@ struct ContextState {
     int cmd_fd = -1;
     vrnic_ibv_alloc_ucontext_resp caps{};
     Mapping db_map;
-    Mapping kick_map;                    // the kick page, if the kernel offers it
+    Mapping kick_map;                      // the kick page, if the kernel offers it
     volatile uint32_t* kick_reg = nullptr; // in kick_map
     Doorbell db;
     QpTable qps;
@@ -113,19 +113,14 @@ struct Ah {
 
 struct Cq {
     verbs_cq vcq;
-    Context* ctx = nullptr;
-    uint32_t cqn = 0;
-    uint32_t db_slot = 0;
     Mapping ring;
     CqPoller poller;
 };
 
 struct Qp {
     verbs_qp vqp;
-    Context* ctx = nullptr;
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
-    uint32_t db_slot = 0;
     Mapping sq_map;
     Mapping rq_map;
     QpRings rings;

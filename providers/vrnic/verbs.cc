@@ -227,11 +227,10 @@ void set_cq_ex_ops(ibv_cq_ex* c) {
 
 constexpr uint32_t kMaxCqLogDepth = 24;
 
-int map_cq_ring(Cq* cq, int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Mapping& out) {
+int map_cq_ring(int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Mapping& out) {
     if (log_depth < VRNIC_CQ_LOG_DEPTH_MIN || log_depth > kMaxCqLogDepth ||
         size < (uint64_t{VRNIC_CQE_SIZE} << log_depth))
         return EPROTO;
-    (void)cq;
     return out.map(cmd_fd, key, size, PROT_READ);
 }
 
@@ -248,7 +247,6 @@ int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) 
         return EINVAL;
 
     auto* cq = new Cq();
-    cq->ctx = to_ctx(context);
     WithUdata<struct ibv_create_cq_ex, vrnic_ibv_create_cq> cmd{};
     WithUdata<ib_uverbs_ex_create_cq_resp, vrnic_ibv_create_cq_resp> resp{};
     int err = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, cmd.core(), cmd.size(), resp.core(),
@@ -260,14 +258,12 @@ int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) 
     const auto& r = resp.drv;
     err = Doorbell::valid_slot(r.db_slot) ? 0 : EPROTO;
     if (!err)
-        err = map_cq_ring(cq, st.cmd_fd, r.ring_mmap_key, r.ring_size, r.log_depth, cq->ring);
+        err = map_cq_ring(st.cmd_fd, r.ring_mmap_key, r.ring_size, r.log_depth, cq->ring);
     if (err) {
         ibv_cmd_destroy_cq(&cq->vcq.cq);
         delete cq;
         return err;
     }
-    cq->cqn = r.cqn;
-    cq->db_slot = r.db_slot;
     cq->poller.init(cq->ring.get(), r.log_depth, st.db.word(r.db_slot, VRNIC_DB_CQ_CI),
                     st.db.word(r.db_slot, VRNIC_DB_CQ_ARM), &st.qps);
     set_cq_ex_ops(&cq->vcq.cq_ex);
@@ -326,8 +322,8 @@ int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
         if (err)
             return err;
         Mapping ring;
-        err = map_cq_ring(cq, st.cmd_fd, resp.drv.ring_mmap_key, resp.drv.ring_size,
-                          resp.drv.log_depth, ring);
+        err = map_cq_ring(st.cmd_fd, resp.drv.ring_mmap_key, resp.drv.ring_size, resp.drv.log_depth,
+                          ring);
         if (err)
             return err; // the device moved on to a ring we cannot see
         cq->poller.ring().replace_ring(ring.get(), resp.drv.log_depth);
@@ -511,7 +507,6 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return EINVAL;
 
     auto* qp = new Qp();
-    qp->ctx = to_ctx(context);
     qp->send_cq = to_cq(attr->send_cq);
     qp->recv_cq = to_cq(attr->recv_cq);
     WithUdata<struct ibv_create_qp, vrnic_ibv_create_qp> cmd{};
@@ -540,7 +535,6 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         lim.sig_all = attr->sq_sig_all != 0;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
         rings.rq.init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift, r.max_recv_sge);
-        qp->db_slot = r.db_slot;
         err = st.qps.insert(r.qpn, &rings);
     }
     if (err) {
