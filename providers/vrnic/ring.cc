@@ -327,13 +327,14 @@ void CqRing::arm(bool solicited_only) noexcept {
 bool CqPoller::stale(uint32_t idx, uint32_t qpn) noexcept {
     bool hit = false;
     for (size_t i = 0; i < stale_.size();) {
-        // Entries are examined in ring order: once past end, never again.
+        // Entries are examined in ring order: once past end, never again;
+        // a range still kept covers idx.
         if (static_cast<int32_t>(idx - stale_[i].end) >= 0) {
             stale_[i] = stale_.back();
             stale_.pop_back();
             continue;
         }
-        if (stale_[i].qpn == qpn && static_cast<int32_t>(idx - stale_[i].end) < 0)
+        if (stale_[i].qpn == qpn)
             hit = true;
         i++;
     }
