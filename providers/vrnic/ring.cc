@@ -36,9 +36,6 @@ bool can_inline(uint8_t op) {
     return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE ||
            op == VRNIC_WR_RDMA_WRITE_WITH_IMM;
 }
-bool known_opcode(unsigned int op) {
-    return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD;
-}
 
 const void* piece_addr(const ibv_sge& s) {
     return reinterpret_cast<const void*>(s.addr);
@@ -58,6 +55,27 @@ size_t piece_len(const ibv_data_buf& b) {
 // ---------------------------------------------------------------------------
 // SendQueue
 // ---------------------------------------------------------------------------
+
+// For the device's opcodes IBV_QP_EX_WITH_<op> is bit IBV_WR_<op>, so one
+// mask serves both ibv_wr_* and ibv_post_send.
+static_assert(IBV_QP_EX_WITH_RDMA_WRITE == 1U << IBV_WR_RDMA_WRITE);
+static_assert(IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM == 1U << IBV_WR_RDMA_WRITE_WITH_IMM);
+static_assert(IBV_QP_EX_WITH_SEND == 1U << IBV_WR_SEND);
+static_assert(IBV_QP_EX_WITH_SEND_WITH_IMM == 1U << IBV_WR_SEND_WITH_IMM);
+static_assert(IBV_QP_EX_WITH_RDMA_READ == 1U << IBV_WR_RDMA_READ);
+static_assert(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP == 1U << IBV_WR_ATOMIC_CMP_AND_SWP);
+static_assert(IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD == 1U << IBV_WR_ATOMIC_FETCH_AND_ADD);
+
+uint64_t qp_send_ops(ibv_qp_type type) noexcept {
+    switch (type) {
+    case IBV_QPT_RC:
+        return IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+               IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+               IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    default:
+        return 0;
+    }
+}
 
 uint8_t SendQueue::wqe_flags(unsigned int send_flags, bool sig_all) noexcept {
     uint8_t f = 0;
@@ -130,7 +148,7 @@ int SendQueue::set_inline_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t 
 }
 
 int SendQueue::post(const ibv_send_wr& wr) noexcept {
-    if (!known_opcode(wr.opcode))
+    if (!takes(wr.opcode))
         return EINVAL;
     if (wr.num_sge < 0)
         return EINVAL;
@@ -198,6 +216,10 @@ void WrBuilder::open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be
     cur_ = nullptr;
     if (err_)
         return;
+    if (!sq_->takes(opcode)) {
+        fail(EINVAL);
+        return;
+    }
     // The previous WQE of the session is complete: move past it.
     auto* h = sq_->begin(wr_id, opcode, SendQueue::wqe_flags(wr_flags, sq_->limits().sig_all), imm);
     if (!h) {

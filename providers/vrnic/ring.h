@@ -168,11 +168,17 @@ class WorkQueue {
     std::atomic<uint32_t> published_{0};
 };
 
-// What the QP's send stride holds, as reported by the kernel.
+// The send opcodes a QP type takes, as IBV_QP_EX_WITH_* bits (bit n admits
+// IBV_WR opcode n); 0 for a type the device does not offer.
+uint64_t qp_send_ops(ibv_qp_type type) noexcept;
+
+// What the QP's send stride holds, as reported by the kernel, and what its
+// type lets it send.
 struct SqLimits {
     uint32_t max_sge = 0;
     uint32_t max_inline = 0;
     bool sig_all = false;
+    uint64_t send_ops = 0; // qp_send_ops() of the QP's type
 };
 
 class SendQueue : public WorkQueue {
@@ -182,10 +188,14 @@ class SendQueue : public WorkQueue {
         lim_ = lim;
     }
     const SqLimits& limits() const noexcept { return lim_; }
+    bool takes(unsigned int opcode) const noexcept {
+        return opcode < 64 && (lim_.send_ops >> opcode & 1);
+    }
 
     // Translate one ibv_send_wr into the WQE at pi and advance pi.
-    // Returns 0, EINVAL (bad opcode, too many SGEs, inline too large, bad
-    // atomic operand) or ENOMEM (queue full); on error nothing is written.
+    // Returns 0, EINVAL (an opcode the QP's type does not take, too many
+    // SGEs, inline too large, bad atomic operand) or ENOMEM (queue full); on
+    // error nothing is written.
     int post(const ibv_send_wr& wr) noexcept;
 
     // --- WQE building blocks, shared by post() and the ibv_wr_* API ---
@@ -255,7 +265,8 @@ class WrBuilder {
         err_ = 0;
         cur_ = nullptr;
     }
-    // Opens a WQE at the next slot; a full queue fails the session (ENOMEM).
+    // Opens a WQE at the next slot; a full queue fails the session (ENOMEM),
+    // an opcode the QP's type does not take fails it with EINVAL.
     void open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be32 imm = 0) noexcept;
     void rdma(uint32_t rkey, uint64_t remote_addr) noexcept {
         if (cur_)

@@ -447,11 +447,6 @@ void wr_set_inline_data_list(ibv_qp_ex* q, size_t n, const ibv_data_buf* bufs) n
     to_qp(q)->wr.inline_list(n, bufs);
 }
 
-constexpr uint64_t kSupportedSendOps =
-    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
-    IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-
 void set_qp_ex_ops(ibv_qp_ex* q) {
     q->wr_start = wr_start;
     q->wr_complete = wr_complete;
@@ -489,12 +484,12 @@ int check_qp_resp(const vrnic_ibv_create_qp_resp& r) {
 
 int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) {
     ContextState& st = state(context);
-    if (attr->qp_type != IBV_QPT_RC)
+    const uint64_t send_ops = qp_send_ops(attr->qp_type);
+    if (!send_ops)
         return EOPNOTSUPP;
     if (attr->comp_mask & ~uint32_t{IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS})
         return EOPNOTSUPP;
-    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-        (attr->send_ops_flags & ~kSupportedSendOps))
+    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags & ~send_ops))
         return EOPNOTSUPP;
     if (attr->srq)
         return EOPNOTSUPP; // the 1.0 device has no SRQs
@@ -533,6 +528,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         lim.max_sge = r.max_send_sge;
         lim.max_inline = r.max_inline;
         lim.sig_all = attr->sq_sig_all != 0;
+        lim.send_ops = send_ops;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
         rings.rq.init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift, r.max_recv_sge);
         err = st.qps.insert(r.qpn, &rings);
