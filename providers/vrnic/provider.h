@@ -122,7 +122,7 @@ struct Qp {
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
     Mapping sq_map;
-    Mapping rq_map;
+    Mapping rq_map; // unmapped for a QP on a shared receive queue
     QpRings rings;
     WrBuilder wr;
 };

@@ -378,12 +378,8 @@ bool CqPoller::next_locked() noexcept {
         consumed_ = true;
         if (!stale_.empty() && stale(idx, cur_.qpn))
             continue;
-        if (QpRings* qp = qps_ ? qps_->find(cur_.qpn) : nullptr) {
-            if (cur_.opcode & IBV_WC_RECV)
-                qp->rq.retire(cur_.wqe_idx);
-            else
-                qp->sq.retire(cur_.wqe_idx);
-        }
+        if (QpRings* qp = qps_ ? qps_->find(cur_.qpn) : nullptr)
+            qp->retire(cur_);
         return true;
     }
 }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <infiniband/verbs.h>
@@ -243,16 +244,26 @@ class RecvQueue : public WorkQueue {
     uint32_t max_sge_ = 0;
 };
 
-// The data-path state of one QP: both rings, their locks and doorbell words.
+// The data-path state of one QP: its rings, their locks and doorbell words.
+// rq is empty when the QP takes its receives from a shared receive queue.
 struct QpRings {
     uint32_t qpn = 0;
     SendQueue sq;
-    RecvQueue rq;
+    std::optional<RecvQueue> rq;
     SpinLock sq_lock;
     SpinLock rq_lock;
     uint32_t* sq_pi_word = nullptr;
     uint32_t* rq_pi_word = nullptr;
     Doorbell* db = nullptr;
+
+    // A CQE of this QP retires WQEs of the queue it completes (see
+    // WorkQueue::retire); receives from a shared queue are not this QP's.
+    void retire(const vrnic_cqe& cqe) noexcept {
+        if (!(cqe.opcode & IBV_WC_RECV))
+            sq.retire(cqe.wqe_idx);
+        else if (rq)
+            rq->retire(cqe.wqe_idx);
+    }
 };
 
 // The ibv_wr_* session of one QP (wr_start .. wr_complete/wr_abort). The

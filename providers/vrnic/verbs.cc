@@ -464,8 +464,9 @@ void set_qp_ex_ops(ibv_qp_ex* q) {
     q->wr_set_inline_data_list = wr_set_inline_data_list;
 }
 
-// The kernel's answer must describe rings the provider can use safely.
-int check_qp_resp(const vrnic_ibv_create_qp_resp& r) {
+// The kernel's answer must describe rings the provider can use safely: the
+// send queue, and the receive queue if the QP has its own.
+int check_qp_resp(const vrnic_ibv_create_qp_resp& r, bool own_rq) {
     if (!Doorbell::valid_slot(r.db_slot) || r.qpn < VRNIC_QPN_MIN || r.qpn > VRNIC_QPN_MASK)
         return EPROTO;
     if (r.sq_wqe_shift < VRNIC_SQ_WQE_SHIFT_MIN || r.sq_wqe_shift > VRNIC_SQ_WQE_SHIFT_MAX ||
@@ -474,10 +475,11 @@ int check_qp_resp(const vrnic_ibv_create_qp_resp& r) {
         r.max_send_sge > VRNIC_SQ_MAX_SGE(r.sq_wqe_shift) ||
         r.max_inline > VRNIC_SQ_MAX_INLINE(r.sq_wqe_shift))
         return EPROTO;
-    if (r.rq_wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || r.rq_wqe_shift > VRNIC_RQ_WQE_SHIFT_MAX ||
-        r.rq_log_depth < VRNIC_WQ_LOG_DEPTH_MIN || r.rq_log_depth > 24 ||
-        r.rq_ring_size < (uint64_t{1} << (r.rq_log_depth + r.rq_wqe_shift)) ||
-        r.max_recv_sge > VRNIC_RQ_MAX_SGE(r.rq_wqe_shift))
+    if (own_rq &&
+        (r.rq_wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || r.rq_wqe_shift > VRNIC_RQ_WQE_SHIFT_MAX ||
+         r.rq_log_depth < VRNIC_WQ_LOG_DEPTH_MIN || r.rq_log_depth > 24 ||
+         r.rq_ring_size < (uint64_t{1} << (r.rq_log_depth + r.rq_wqe_shift)) ||
+         r.max_recv_sge > VRNIC_RQ_MAX_SGE(r.rq_wqe_shift)))
         return EPROTO;
     return 0;
 }
@@ -493,6 +495,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return EOPNOTSUPP;
     if (attr->srq)
         return EOPNOTSUPP; // the 1.0 device has no SRQs
+    const bool own_rq = !attr->srq;
     if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq || !attr->recv_cq)
         return EINVAL;
     const ibv_qp_cap& cap = attr->cap;
@@ -513,24 +516,27 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return err;
     }
     const auto& r = resp.drv;
-    err = check_qp_resp(r);
+    err = check_qp_resp(r, own_rq);
     if (!err)
         err = qp->sq_map.map(st.cmd_fd, r.sq_mmap_key, r.sq_ring_size, PROT_READ | PROT_WRITE);
-    if (!err)
+    if (!err && own_rq)
         err = qp->rq_map.map(st.cmd_fd, r.rq_mmap_key, r.rq_ring_size, PROT_READ | PROT_WRITE);
     if (!err) {
         QpRings& rings = qp->rings;
         rings.qpn = r.qpn;
         rings.db = &st.db;
         rings.sq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_SQ_PI);
-        rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
         SqLimits lim;
         lim.max_sge = r.max_send_sge;
         lim.max_inline = r.max_inline;
         lim.sig_all = attr->sq_sig_all != 0;
         lim.send_ops = send_ops;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
-        rings.rq.init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift, r.max_recv_sge);
+        if (own_rq) {
+            rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
+            rings.rq.emplace().init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift,
+                                    r.max_recv_sge);
+        }
         err = st.qps.insert(r.qpn, &rings);
     }
     if (err) {
@@ -611,7 +617,8 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
             CqPairLock locks(qp->send_cq, qp->recv_cq);
             err = forget_qp_cqes(qp);
             qp->rings.sq.discard_outstanding();
-            qp->rings.rq.discard_outstanding();
+            if (qp->rings.rq)
+                qp->rings.rq->discard_outstanding();
         }
         return err;
     });
@@ -645,6 +652,10 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
 
 int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     QpRings& r = to_qp(ibqp)->rings;
+    if (!r.rq) {
+        *bad_wr = wr; // a QP on a shared receive queue posts there
+        return EINVAL;
+    }
     std::lock_guard<SpinLock> guard(r.rq_lock);
     if (r.db->fatal()) {
         *bad_wr = wr;
@@ -652,13 +663,13 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     }
     int err = 0;
     for (; wr; wr = wr->next) {
-        err = r.rq.post(*wr);
+        err = r.rq->post(*wr);
         if (err) {
             *bad_wr = wr;
             break;
         }
     }
-    r.rq.publish(*r.db, r.rq_pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
+    r.rq->publish(*r.db, r.rq_pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
     return err;
 }
 

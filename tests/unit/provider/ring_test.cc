@@ -692,7 +692,7 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     QpRings qp;
     qp.qpn = 0x123456;
     qp.sq.init(sqbuf.data(), 3, 6, SqLimits{1, 8, false, qp_send_ops(IBV_QPT_RC)});
-    qp.rq.init(rqbuf.data(), 3, 5, 1);
+    qp.rq.emplace().init(rqbuf.data(), 3, 5, 1);
     ASSERT_EQ(0, qps.insert(qp.qpn, &qp));
     ibv_sge sg{0x1000, 8, 1};
     ibv_send_wr swr = make_wr(IBV_WR_SEND, &sg, 1, 0);
@@ -701,10 +701,10 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     rwr.num_sge = 1;
     for (int i = 0; i < 5; i++) {
         ASSERT_EQ(0, qp.sq.post(swr));
-        ASSERT_EQ(0, qp.rq.post(rwr));
+        ASSERT_EQ(0, qp.rq->post(rwr));
     }
     qp.sq.publish(db, db.word(1, 0), VRNIC_DB_STATUS_NEED_WAKEUP);
-    qp.rq.publish(db, db.word(1, 4), VRNIC_DB_STATUS_RQ_WAKEUP);
+    qp.rq->publish(db, db.word(1, 4), VRNIC_DB_STATUS_RQ_WAKEUP);
     // A signaled WQE 3 completes 0..3 (the unsignaled ones before it).
     dev.produce(make_cqe(qp.qpn, 3, VRNIC_CQE_OP_RDMA_WRITE, 3));
     dev.produce(make_cqe(qp.qpn, 0, VRNIC_CQE_OP_RECV, 0));
@@ -712,12 +712,34 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     ibv_wc wc[4];
     ASSERT_EQ(3, cq.poll(4, wc));
     EXPECT_EQ(4u, qp.sq.ci());
-    EXPECT_EQ(2u, qp.rq.ci());
+    EXPECT_EQ(2u, qp.rq->ci());
     EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc[2].status);
     // A CQE naming a WQE that is not outstanding retires nothing.
     dev.produce(make_cqe(qp.qpn, 9, VRNIC_CQE_OP_SEND, 100));
     ASSERT_EQ(1, cq.poll(4, wc));
     EXPECT_EQ(4u, qp.sq.ci());
+    qps.erase(qp.qpn);
+}
+
+// Receives of a QP without its own receive queue are not its to retire: the
+// send queue's indices stay where its own completions put them.
+TEST_F(CqFixture, QpWithoutItsOwnRqRetiresSendsOnly) {
+    Buffer sqbuf(8 * 64);
+    QpRings qp;
+    qp.qpn = 0x2345;
+    qp.sq.init(sqbuf.data(), 3, 6, SqLimits{1, 8, false, qp_send_ops(IBV_QPT_RC)});
+    ASSERT_EQ(0, qps.insert(qp.qpn, &qp));
+    ibv_sge sg{0x1000, 8, 1};
+    ibv_send_wr swr = make_wr(IBV_WR_SEND, &sg, 1);
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(0, qp.sq.post(swr));
+    qp.sq.publish(db, db.word(1, 0), VRNIC_DB_STATUS_NEED_WAKEUP);
+    dev.produce(make_cqe(qp.qpn, 0, VRNIC_CQE_OP_RECV, 2));
+    dev.produce(make_cqe(qp.qpn, 1, VRNIC_CQE_OP_SEND, 0));
+    ibv_wc wc[4];
+    ASSERT_EQ(2, cq.poll(4, wc));
+    EXPECT_EQ(IBV_WC_RECV, wc[0].opcode);
+    EXPECT_EQ(1u, qp.sq.ci());
     qps.erase(qp.qpn);
 }
 
