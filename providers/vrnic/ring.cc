@@ -341,8 +341,7 @@ void CqRing::arm(bool solicited_only) noexcept {
         ++sol_sn_;
     else
         ++next_sn_;
-    std::atomic_ref<uint32_t>(*arm_word_)
-        .store(VRNIC_CQ_ARM_WORD(next_sn_, sol_sn_), std::memory_order_relaxed);
+    store_relaxed(arm_word_, VRNIC_CQ_ARM_WORD(next_sn_, sol_sn_));
     full_fence();
 }
 

@@ -18,24 +18,9 @@
 
 #include <infiniband/verbs.h>
 #include <vrnic_dev.h>
+#include <vrnic_ordering.h>
 
 namespace vrnic {
-
-// ---------------------------------------------------------------------------
-// Memory-ordering primitives on words shared with the device (spec 1).
-// ---------------------------------------------------------------------------
-template <class T> inline T load_acquire(T* p) {
-    return std::atomic_ref<T>(*p).load(std::memory_order_acquire);
-}
-template <class T> inline T load_relaxed(T* p) {
-    return std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
-}
-template <class T> inline void store_release(T* p, T v) {
-    std::atomic_ref<T>(*p).store(v, std::memory_order_release);
-}
-inline void full_fence() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-}
 
 // A small test-and-test-and-set lock for the per-QP and per-CQ critical
 // sections, which are a few hundred instructions long.
@@ -393,7 +378,7 @@ class CqRing {
     uint32_t ci() const noexcept { return ci_; }
     const vrnic_cqe* entry(uint32_t idx) const noexcept { return &ring_[idx & (depth() - 1)]; }
     bool valid(uint32_t idx) const noexcept {
-        uint8_t owner = load_acquire(const_cast<uint8_t*>(&entry(idx)->owner));
+        uint8_t owner = load_acquire(&entry(idx)->owner);
         return (owner & VRNIC_OWNER_PHASE) == VRNIC_PHASE(idx, log_depth_);
     }
     // Copies the CQE at ci into out if the device has written it (acquire
