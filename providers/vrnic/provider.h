@@ -21,7 +21,7 @@
 #include "ring.h"
 #include "verbs_private.h"
 
-namespace vrnic {
+namespace vrnic::prov {
 
 // A uverbs command or response followed by this driver's udata. The kernel
 // structs end in a flexible array, so they are kept as raw bytes; libibverbs
@@ -157,6 +157,6 @@ const verbs_context_ops& context_ops() noexcept;
 int method_kick(int cmd_fd) noexcept;
 int method_query_layout(int cmd_fd, vrnic_layout* out) noexcept;
 
-} // namespace vrnic
+} // namespace vrnic::prov
 
 #endif // VRNIC_PROVIDER_PROVIDER_H

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <new>
 
-namespace vrnic {
+namespace vrnic::prov {
 
 // The verbs opcode and SGE layouts are the device's (spec 13.1).
 static_assert(int{IBV_WR_RDMA_WRITE} == int{VRNIC_WR_RDMA_WRITE});
@@ -441,4 +441,4 @@ int CqPoller::forget_qp(uint32_t qpn) noexcept {
     return 0;
 }
 
-} // namespace vrnic
+} // namespace vrnic::prov

@@ -20,7 +20,7 @@
 #include <vrnic_dev.h>
 #include <vrnic_ordering.h>
 
-namespace vrnic {
+namespace vrnic::prov {
 
 // A small test-and-test-and-set lock for the per-QP and per-CQ critical
 // sections, which are a few hundred instructions long.
@@ -447,6 +447,6 @@ class CqPoller {
     bool consumed_ = false;
 };
 
-} // namespace vrnic
+} // namespace vrnic::prov
 
 #endif // VRNIC_PROVIDER_RING_H

@@ -15,7 +15,7 @@
 
 #include "provider.h"
 
-namespace vrnic {
+namespace vrnic::prov {
 namespace {
 
 // Runs f, turning any exception into an errno so none crosses the C ABI.
@@ -720,4 +720,4 @@ const verbs_context_ops& context_ops() noexcept {
     return kContextOps;
 }
 
-} // namespace vrnic
+} // namespace vrnic::prov

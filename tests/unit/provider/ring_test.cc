@@ -16,7 +16,7 @@
 #include "fake_device.h"
 #include "ring.h"
 
-namespace vrnic::test {
+namespace vrnic::prov::test {
 namespace {
 
 int count_kicks(void* arg) {
@@ -926,4 +926,4 @@ TEST(Loop, PostAndPollAgainstAConcurrentDevice) {
 }
 
 } // namespace
-} // namespace vrnic::test
+} // namespace vrnic::prov::test
