@@ -26,9 +26,7 @@ user:
 	cmake --build $(CMAKE_BUILD) -j $(JOBS)
 
 kernel:
-	@if [ -f kernel/Kbuild ]; then \
-		$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules; \
-	fi
+	@$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules
 
 # The provider into libibverbs' directory plus /etc/libibverbs.d/vrnic.driver
 # (scripts/vm does this inside the guest's overlay only).
@@ -101,6 +99,6 @@ bench: all
 
 clean:
 	rm -rf build
-	@if [ -f kernel/Kbuild ] && [ -d $(KDIR) ]; then \
+	@if [ -d $(KDIR) ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean; \
 	fi

@@ -16,7 +16,7 @@
 
 #include "provider.h"
 
-namespace vrnic {
+namespace vrnic::prov {
 
 // ---------------------------------------------------------------------------
 // Driver uverbs methods (spec 16.3)
@@ -233,9 +233,9 @@ constexpr verbs_device_ops make_device_ops() {
 constexpr verbs_device_ops kDeviceOps = make_device_ops();
 
 } // namespace
-} // namespace vrnic
+} // namespace vrnic::prov
 
 // libibverbs dlopen()s the provider; its constructor registers the driver.
 __attribute__((constructor)) static void vrnic_register_driver() {
-    verbs_register_driver_34(&vrnic::kDeviceOps);
+    verbs_register_driver_34(&vrnic::prov::kDeviceOps);
 }

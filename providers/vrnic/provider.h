@@ -21,7 +21,7 @@
 #include "ring.h"
 #include "verbs_private.h"
 
-namespace vrnic {
+namespace vrnic::prov {
 
 // A uverbs command or response followed by this driver's udata. The kernel
 // structs end in a flexible array, so they are kept as raw bytes; libibverbs
@@ -85,7 +85,7 @@ struct ContextState {
     int cmd_fd = -1;
     vrnic_ibv_alloc_ucontext_resp caps{};
     Mapping db_map;
-    Mapping kick_map;                    // the kick page, if the kernel offers it
+    Mapping kick_map;                      // the kick page, if the kernel offers it
     volatile uint32_t* kick_reg = nullptr; // in kick_map
     Doorbell db;
     QpTable qps;
@@ -114,21 +114,16 @@ struct Ah {
 
 struct Cq {
     verbs_cq vcq;
-    Context* ctx = nullptr;
-    uint32_t cqn = 0;
-    uint32_t db_slot = 0;
     Mapping ring;
     CqPoller poller;
 };
 
 struct Qp {
     verbs_qp vqp;
-    Context* ctx = nullptr;
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
-    uint32_t db_slot = 0;
     Mapping sq_map;
-    Mapping rq_map;
+    Mapping rq_map; // unmapped for a QP on a shared receive queue
     QpRings rings;
     WrBuilder wr;
 };
@@ -163,6 +158,6 @@ const verbs_context_ops& context_ops() noexcept;
 int method_kick(int cmd_fd) noexcept;
 int method_query_layout(int cmd_fd, vrnic_layout* out) noexcept;
 
-} // namespace vrnic
+} // namespace vrnic::prov
 
 #endif // VRNIC_PROVIDER_PROVIDER_H

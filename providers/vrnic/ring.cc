@@ -5,7 +5,7 @@
 #include <cstring>
 #include <new>
 
-namespace vrnic {
+namespace vrnic::prov {
 
 // The verbs opcode and SGE layouts are the device's (spec 13.1).
 static_assert(int{IBV_WR_RDMA_WRITE} == int{VRNIC_WR_RDMA_WRITE});
@@ -36,9 +36,6 @@ bool can_inline(uint8_t op) {
     return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE ||
            op == VRNIC_WR_RDMA_WRITE_WITH_IMM;
 }
-bool known_opcode(unsigned int op) {
-    return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD;
-}
 
 const void* piece_addr(const ibv_sge& s) {
     return reinterpret_cast<const void*>(s.addr);
@@ -58,6 +55,27 @@ size_t piece_len(const ibv_data_buf& b) {
 // ---------------------------------------------------------------------------
 // SendQueue
 // ---------------------------------------------------------------------------
+
+// For the device's opcodes IBV_QP_EX_WITH_<op> is bit IBV_WR_<op>, so one
+// mask serves both ibv_wr_* and ibv_post_send.
+static_assert(IBV_QP_EX_WITH_RDMA_WRITE == 1U << IBV_WR_RDMA_WRITE);
+static_assert(IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM == 1U << IBV_WR_RDMA_WRITE_WITH_IMM);
+static_assert(IBV_QP_EX_WITH_SEND == 1U << IBV_WR_SEND);
+static_assert(IBV_QP_EX_WITH_SEND_WITH_IMM == 1U << IBV_WR_SEND_WITH_IMM);
+static_assert(IBV_QP_EX_WITH_RDMA_READ == 1U << IBV_WR_RDMA_READ);
+static_assert(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP == 1U << IBV_WR_ATOMIC_CMP_AND_SWP);
+static_assert(IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD == 1U << IBV_WR_ATOMIC_FETCH_AND_ADD);
+
+uint64_t qp_send_ops(ibv_qp_type type) noexcept {
+    switch (type) {
+    case IBV_QPT_RC:
+        return IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+               IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+               IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    default:
+        return 0;
+    }
+}
 
 uint8_t SendQueue::wqe_flags(unsigned int send_flags, bool sig_all) noexcept {
     uint8_t f = 0;
@@ -130,7 +148,7 @@ int SendQueue::set_inline_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t 
 }
 
 int SendQueue::post(const ibv_send_wr& wr) noexcept {
-    if (!known_opcode(wr.opcode))
+    if (!takes(wr.opcode))
         return EINVAL;
     if (wr.num_sge < 0)
         return EINVAL;
@@ -198,6 +216,10 @@ void WrBuilder::open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be
     cur_ = nullptr;
     if (err_)
         return;
+    if (!sq_->takes(opcode)) {
+        fail(EINVAL);
+        return;
+    }
     // The previous WQE of the session is complete: move past it.
     auto* h = sq_->begin(wr_id, opcode, SendQueue::wqe_flags(wr_flags, sq_->limits().sig_all), imm);
     if (!h) {
@@ -319,21 +341,21 @@ void CqRing::arm(bool solicited_only) noexcept {
         ++sol_sn_;
     else
         ++next_sn_;
-    std::atomic_ref<uint32_t>(*arm_word_)
-        .store(VRNIC_CQ_ARM_WORD(next_sn_, sol_sn_), std::memory_order_relaxed);
+    store_relaxed(arm_word_, VRNIC_CQ_ARM_WORD(next_sn_, sol_sn_));
     full_fence();
 }
 
 bool CqPoller::stale(uint32_t idx, uint32_t qpn) noexcept {
     bool hit = false;
     for (size_t i = 0; i < stale_.size();) {
-        // Entries are examined in ring order: once past end, never again.
+        // Entries are examined in ring order: once past end, never again;
+        // a range still kept covers idx.
         if (static_cast<int32_t>(idx - stale_[i].end) >= 0) {
             stale_[i] = stale_.back();
             stale_.pop_back();
             continue;
         }
-        if (stale_[i].qpn == qpn && static_cast<int32_t>(idx - stale_[i].end) < 0)
+        if (stale_[i].qpn == qpn)
             hit = true;
         i++;
     }
@@ -355,12 +377,8 @@ bool CqPoller::next_locked() noexcept {
         consumed_ = true;
         if (!stale_.empty() && stale(idx, cur_.qpn))
             continue;
-        if (QpRings* qp = qps_ ? qps_->find(cur_.qpn) : nullptr) {
-            if (cur_.opcode & IBV_WC_RECV)
-                qp->rq.retire(cur_.wqe_idx);
-            else
-                qp->sq.retire(cur_.wqe_idx);
-        }
+        if (QpRings* qp = qps_ ? qps_->find(cur_.qpn) : nullptr)
+            qp->retire(cur_);
         return true;
     }
 }
@@ -423,4 +441,4 @@ int CqPoller::forget_qp(uint32_t qpn) noexcept {
     return 0;
 }
 
-} // namespace vrnic
+} // namespace vrnic::prov

@@ -13,28 +13,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <infiniband/verbs.h>
 #include <vrnic_dev.h>
+#include <vrnic_ordering.h>
 
-namespace vrnic {
-
-// ---------------------------------------------------------------------------
-// Memory-ordering primitives on words shared with the device (spec 1).
-// ---------------------------------------------------------------------------
-template <class T> inline T load_acquire(T* p) {
-    return std::atomic_ref<T>(*p).load(std::memory_order_acquire);
-}
-template <class T> inline T load_relaxed(T* p) {
-    return std::atomic_ref<T>(*p).load(std::memory_order_relaxed);
-}
-template <class T> inline void store_release(T* p, T v) {
-    std::atomic_ref<T>(*p).store(v, std::memory_order_release);
-}
-inline void full_fence() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-}
+namespace vrnic::prov {
 
 // A small test-and-test-and-set lock for the per-QP and per-CQ critical
 // sections, which are a few hundred instructions long.
@@ -168,11 +154,17 @@ class WorkQueue {
     std::atomic<uint32_t> published_{0};
 };
 
-// What the QP's send stride holds, as reported by the kernel.
+// The send opcodes a QP type takes, as IBV_QP_EX_WITH_* bits (bit n admits
+// IBV_WR opcode n); 0 for a type the device does not offer.
+uint64_t qp_send_ops(ibv_qp_type type) noexcept;
+
+// What the QP's send stride holds, as reported by the kernel, and what its
+// type lets it send.
 struct SqLimits {
     uint32_t max_sge = 0;
     uint32_t max_inline = 0;
     bool sig_all = false;
+    uint64_t send_ops = 0; // qp_send_ops() of the QP's type
 };
 
 class SendQueue : public WorkQueue {
@@ -182,10 +174,14 @@ class SendQueue : public WorkQueue {
         lim_ = lim;
     }
     const SqLimits& limits() const noexcept { return lim_; }
+    bool takes(unsigned int opcode) const noexcept {
+        return opcode < 64 && (lim_.send_ops >> opcode & 1);
+    }
 
     // Translate one ibv_send_wr into the WQE at pi and advance pi.
-    // Returns 0, EINVAL (bad opcode, too many SGEs, inline too large, bad
-    // atomic operand) or ENOMEM (queue full); on error nothing is written.
+    // Returns 0, EINVAL (an opcode the QP's type does not take, too many
+    // SGEs, inline too large, bad atomic operand) or ENOMEM (queue full); on
+    // error nothing is written.
     int post(const ibv_send_wr& wr) noexcept;
 
     // --- WQE building blocks, shared by post() and the ibv_wr_* API ---
@@ -233,16 +229,26 @@ class RecvQueue : public WorkQueue {
     uint32_t max_sge_ = 0;
 };
 
-// The data-path state of one QP: both rings, their locks and doorbell words.
+// The data-path state of one QP: its rings, their locks and doorbell words.
+// rq is empty when the QP takes its receives from a shared receive queue.
 struct QpRings {
     uint32_t qpn = 0;
     SendQueue sq;
-    RecvQueue rq;
+    std::optional<RecvQueue> rq;
     SpinLock sq_lock;
     SpinLock rq_lock;
     uint32_t* sq_pi_word = nullptr;
     uint32_t* rq_pi_word = nullptr;
     Doorbell* db = nullptr;
+
+    // A CQE of this QP retires WQEs of the queue it completes (see
+    // WorkQueue::retire); receives from a shared queue are not this QP's.
+    void retire(const vrnic_cqe& cqe) noexcept {
+        if (!(cqe.opcode & IBV_WC_RECV))
+            sq.retire(cqe.wqe_idx);
+        else if (rq)
+            rq->retire(cqe.wqe_idx);
+    }
 };
 
 // The ibv_wr_* session of one QP (wr_start .. wr_complete/wr_abort). The
@@ -255,7 +261,8 @@ class WrBuilder {
         err_ = 0;
         cur_ = nullptr;
     }
-    // Opens a WQE at the next slot; a full queue fails the session (ENOMEM).
+    // Opens a WQE at the next slot; a full queue fails the session (ENOMEM),
+    // an opcode the QP's type does not take fails it with EINVAL.
     void open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be32 imm = 0) noexcept;
     void rdma(uint32_t rkey, uint64_t remote_addr) noexcept {
         if (cur_)
@@ -371,7 +378,7 @@ class CqRing {
     uint32_t ci() const noexcept { return ci_; }
     const vrnic_cqe* entry(uint32_t idx) const noexcept { return &ring_[idx & (depth() - 1)]; }
     bool valid(uint32_t idx) const noexcept {
-        uint8_t owner = load_acquire(const_cast<uint8_t*>(&entry(idx)->owner));
+        uint8_t owner = load_acquire(&entry(idx)->owner);
         return (owner & VRNIC_OWNER_PHASE) == VRNIC_PHASE(idx, log_depth_);
     }
     // Copies the CQE at ci into out if the device has written it (acquire
@@ -440,6 +447,6 @@ class CqPoller {
     bool consumed_ = false;
 };
 
-} // namespace vrnic
+} // namespace vrnic::prov
 
 #endif // VRNIC_PROVIDER_RING_H

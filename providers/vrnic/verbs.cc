@@ -15,7 +15,7 @@
 
 #include "provider.h"
 
-namespace vrnic {
+namespace vrnic::prov {
 namespace {
 
 // Runs f, turning any exception into an errno so none crosses the C ABI.
@@ -228,11 +228,10 @@ void set_cq_ex_ops(ibv_cq_ex* c) {
 
 constexpr uint32_t kMaxCqLogDepth = 24;
 
-int map_cq_ring(Cq* cq, int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Mapping& out) {
+int map_cq_ring(int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Mapping& out) {
     if (log_depth < VRNIC_CQ_LOG_DEPTH_MIN || log_depth > kMaxCqLogDepth ||
         size < (uint64_t{VRNIC_CQE_SIZE} << log_depth))
         return EPROTO;
-    (void)cq;
     return out.map(cmd_fd, key, size, PROT_READ);
 }
 
@@ -249,7 +248,6 @@ int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) 
         return EINVAL;
 
     auto* cq = new Cq();
-    cq->ctx = to_ctx(context);
     WithUdata<struct ibv_create_cq_ex, vrnic_ibv_create_cq> cmd{};
     WithUdata<ib_uverbs_ex_create_cq_resp, vrnic_ibv_create_cq_resp> resp{};
     int err = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, cmd.core(), cmd.size(), resp.core(),
@@ -261,14 +259,12 @@ int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) 
     const auto& r = resp.drv;
     err = Doorbell::valid_slot(r.db_slot) ? 0 : EPROTO;
     if (!err)
-        err = map_cq_ring(cq, st.cmd_fd, r.ring_mmap_key, r.ring_size, r.log_depth, cq->ring);
+        err = map_cq_ring(st.cmd_fd, r.ring_mmap_key, r.ring_size, r.log_depth, cq->ring);
     if (err) {
         ibv_cmd_destroy_cq(&cq->vcq.cq);
         delete cq;
         return err;
     }
-    cq->cqn = r.cqn;
-    cq->db_slot = r.db_slot;
     cq->poller.init(cq->ring.get(), r.log_depth, st.db.word(r.db_slot, VRNIC_DB_CQ_CI),
                     st.db.word(r.db_slot, VRNIC_DB_CQ_ARM), &st.qps);
     set_cq_ex_ops(&cq->vcq.cq_ex);
@@ -327,8 +323,8 @@ int resize_cq(ibv_cq* ibcq, int cqe) noexcept {
         if (err)
             return err;
         Mapping ring;
-        err = map_cq_ring(cq, st.cmd_fd, resp.drv.ring_mmap_key, resp.drv.ring_size,
-                          resp.drv.log_depth, ring);
+        err = map_cq_ring(st.cmd_fd, resp.drv.ring_mmap_key, resp.drv.ring_size, resp.drv.log_depth,
+                          ring);
         if (err)
             return err; // the device moved on to a ring we cannot see
         cq->poller.ring().replace_ring(ring.get(), resp.drv.log_depth);
@@ -452,11 +448,6 @@ void wr_set_inline_data_list(ibv_qp_ex* q, size_t n, const ibv_data_buf* bufs) n
     to_qp(q)->wr.inline_list(n, bufs);
 }
 
-constexpr uint64_t kSupportedSendOps =
-    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
-    IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
-
 void set_qp_ex_ops(ibv_qp_ex* q) {
     q->wr_start = wr_start;
     q->wr_complete = wr_complete;
@@ -474,8 +465,9 @@ void set_qp_ex_ops(ibv_qp_ex* q) {
     q->wr_set_inline_data_list = wr_set_inline_data_list;
 }
 
-// The kernel's answer must describe rings the provider can use safely.
-int check_qp_resp(const vrnic_ibv_create_qp_resp& r) {
+// The kernel's answer must describe rings the provider can use safely: the
+// send queue, and the receive queue if the QP has its own.
+int check_qp_resp(const vrnic_ibv_create_qp_resp& r, bool own_rq) {
     if (!Doorbell::valid_slot(r.db_slot) || r.qpn < VRNIC_QPN_MIN || r.qpn > VRNIC_QPN_MASK)
         return EPROTO;
     if (r.sq_wqe_shift < VRNIC_SQ_WQE_SHIFT_MIN || r.sq_wqe_shift > VRNIC_SQ_WQE_SHIFT_MAX ||
@@ -484,25 +476,27 @@ int check_qp_resp(const vrnic_ibv_create_qp_resp& r) {
         r.max_send_sge > VRNIC_SQ_MAX_SGE(r.sq_wqe_shift) ||
         r.max_inline > VRNIC_SQ_MAX_INLINE(r.sq_wqe_shift))
         return EPROTO;
-    if (r.rq_wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || r.rq_wqe_shift > VRNIC_RQ_WQE_SHIFT_MAX ||
-        r.rq_log_depth < VRNIC_WQ_LOG_DEPTH_MIN || r.rq_log_depth > 24 ||
-        r.rq_ring_size < (uint64_t{1} << (r.rq_log_depth + r.rq_wqe_shift)) ||
-        r.max_recv_sge > VRNIC_RQ_MAX_SGE(r.rq_wqe_shift))
+    if (own_rq &&
+        (r.rq_wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || r.rq_wqe_shift > VRNIC_RQ_WQE_SHIFT_MAX ||
+         r.rq_log_depth < VRNIC_WQ_LOG_DEPTH_MIN || r.rq_log_depth > 24 ||
+         r.rq_ring_size < (uint64_t{1} << (r.rq_log_depth + r.rq_wqe_shift)) ||
+         r.max_recv_sge > VRNIC_RQ_MAX_SGE(r.rq_wqe_shift)))
         return EPROTO;
     return 0;
 }
 
 int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) {
     ContextState& st = state(context);
-    if (attr->qp_type != IBV_QPT_RC)
+    const uint64_t send_ops = qp_send_ops(attr->qp_type);
+    if (!send_ops)
         return EOPNOTSUPP;
     if (attr->comp_mask & ~uint32_t{IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS})
         return EOPNOTSUPP;
-    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-        (attr->send_ops_flags & ~kSupportedSendOps))
+    if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags & ~send_ops))
         return EOPNOTSUPP;
     if (attr->srq)
         return EOPNOTSUPP; // the 1.0 device has no SRQs
+    const bool own_rq = !attr->srq;
     if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq || !attr->recv_cq)
         return EINVAL;
     const ibv_qp_cap& cap = attr->cap;
@@ -512,7 +506,6 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return EINVAL;
 
     auto* qp = new Qp();
-    qp->ctx = to_ctx(context);
     qp->send_cq = to_cq(attr->send_cq);
     qp->recv_cq = to_cq(attr->recv_cq);
     WithUdata<struct ibv_create_qp, vrnic_ibv_create_qp> cmd{};
@@ -524,24 +517,27 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return err;
     }
     const auto& r = resp.drv;
-    err = check_qp_resp(r);
+    err = check_qp_resp(r, own_rq);
     if (!err)
         err = qp->sq_map.map(st.cmd_fd, r.sq_mmap_key, r.sq_ring_size, PROT_READ | PROT_WRITE);
-    if (!err)
+    if (!err && own_rq)
         err = qp->rq_map.map(st.cmd_fd, r.rq_mmap_key, r.rq_ring_size, PROT_READ | PROT_WRITE);
     if (!err) {
         QpRings& rings = qp->rings;
         rings.qpn = r.qpn;
         rings.db = &st.db;
         rings.sq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_SQ_PI);
-        rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
         SqLimits lim;
         lim.max_sge = r.max_send_sge;
         lim.max_inline = r.max_inline;
         lim.sig_all = attr->sq_sig_all != 0;
+        lim.send_ops = send_ops;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
-        rings.rq.init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift, r.max_recv_sge);
-        qp->db_slot = r.db_slot;
+        if (own_rq) {
+            rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
+            rings.rq.emplace().init(qp->rq_map.get(), r.rq_log_depth, r.rq_wqe_shift,
+                                    r.max_recv_sge);
+        }
         err = st.qps.insert(r.qpn, &rings);
     }
     if (err) {
@@ -622,7 +618,8 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
             CqPairLock locks(qp->send_cq, qp->recv_cq);
             err = forget_qp_cqes(qp);
             qp->rings.sq.discard_outstanding();
-            qp->rings.rq.discard_outstanding();
+            if (qp->rings.rq)
+                qp->rings.rq->discard_outstanding();
         }
         return err;
     });
@@ -656,6 +653,10 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
 
 int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     QpRings& r = to_qp(ibqp)->rings;
+    if (!r.rq) {
+        *bad_wr = wr; // a QP on a shared receive queue posts there
+        return EINVAL;
+    }
     std::lock_guard<SpinLock> guard(r.rq_lock);
     if (r.db->fatal()) {
         *bad_wr = wr;
@@ -663,13 +664,13 @@ int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     }
     int err = 0;
     for (; wr; wr = wr->next) {
-        err = r.rq.post(*wr);
+        err = r.rq->post(*wr);
         if (err) {
             *bad_wr = wr;
             break;
         }
     }
-    r.rq.publish(*r.db, r.rq_pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
+    r.rq->publish(*r.db, r.rq_pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
     return err;
 }
 
@@ -720,4 +721,4 @@ const verbs_context_ops& context_ops() noexcept {
     return kContextOps;
 }
 
-} // namespace vrnic
+} // namespace vrnic::prov

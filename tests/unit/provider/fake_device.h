@@ -15,7 +15,7 @@
 
 #include <vrnic_dev.h>
 
-namespace vrnic::test {
+namespace vrnic::prov::test {
 
 struct FreeDeleter {
     void operator()(void* p) const { std::free(p); }
@@ -90,6 +90,6 @@ template <class T> T rd(const unsigned char* p, size_t off) {
     return v;
 }
 
-} // namespace vrnic::test
+} // namespace vrnic::prov::test
 
 #endif // VRNIC_TESTS_FAKE_DEVICE_H

@@ -39,7 +39,7 @@
 #error "VRNIC_PROVIDER_SO must name the built provider"
 #endif
 
-namespace vrnic::test {
+namespace vrnic::prov::test {
 namespace {
 
 constexpr int kSkip = 77;
@@ -285,4 +285,4 @@ TEST(Libibverbs, WrongKernelAbiIsRefused) {
 }
 
 } // namespace
-} // namespace vrnic::test
+} // namespace vrnic::prov::test

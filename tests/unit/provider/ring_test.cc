@@ -16,7 +16,7 @@
 #include "fake_device.h"
 #include "ring.h"
 
-namespace vrnic::test {
+namespace vrnic::prov::test {
 namespace {
 
 int count_kicks(void* arg) {
@@ -34,13 +34,14 @@ struct SqFixture : ::testing::Test {
     SendQueue sq;
 
     void make(uint32_t log_depth, uint32_t shift, uint32_t max_sge, uint32_t max_inline,
-              bool sig_all = false) {
+              bool sig_all = false, uint64_t send_ops = qp_send_ops(IBV_QPT_RC)) {
         db.init(dbp.page(), count_kicks, &kicks);
         ring = std::make_unique<Buffer>(size_t{1} << (log_depth + shift));
         SqLimits lim;
         lim.max_sge = max_sge;
         lim.max_inline = max_inline;
         lim.sig_all = sig_all;
+        lim.send_ops = send_ops;
         sq.init(ring->data(), log_depth, shift, lim);
     }
     void SetUp() override { make(4, 8, VRNIC_SQ_MAX_SGE(8), VRNIC_SQ_MAX_INLINE(8)); }
@@ -186,6 +187,38 @@ TEST_F(SqFixture, UnsupportedOpcodesAreRejected) {
         EXPECT_EQ(EINVAL, sq.post(wr)) << op;
     }
     EXPECT_EQ(0u, sq.pi());
+}
+
+TEST(QpType, RcTakesEveryDeviceOpcodeAndIsTheOnlyType) {
+    const uint64_t rc = qp_send_ops(IBV_QPT_RC);
+    for (unsigned op = VRNIC_WR_RDMA_WRITE; op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD; op++)
+        EXPECT_TRUE(rc >> op & 1) << op;
+    EXPECT_EQ(0u, rc >> (VRNIC_WR_ATOMIC_FETCH_AND_ADD + 1));
+    for (auto t : {IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV,
+                   IBV_QPT_DRIVER})
+        EXPECT_EQ(0u, qp_send_ops(t)) << t;
+}
+
+// A type's opcode set bounds both ibv_post_send and the ibv_wr_* session.
+TEST_F(SqFixture, OpcodesOutsideTheTypesSetAreRejected) {
+    make(4, 8, VRNIC_SQ_MAX_SGE(8), VRNIC_SQ_MAX_INLINE(8), false,
+         IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
+    ibv_sge sg{0x1000, 8, 1};
+    auto write = make_wr(IBV_WR_RDMA_WRITE, &sg, 1);
+    EXPECT_EQ(EINVAL, sq.post(write));
+    auto send = make_wr(IBV_WR_SEND, &sg, 1);
+    EXPECT_EQ(0, sq.post(send));
+    EXPECT_EQ(1u, sq.pi());
+
+    WrBuilder b;
+    b.start(sq);
+    b.open(1, 0, VRNIC_WR_SEND);
+    b.sge(1, 0x1000, 8);
+    b.open(2, 0, VRNIC_WR_RDMA_READ);
+    b.rdma(0x10, 0x9000);
+    b.sge(1, 0x1000, 8);
+    EXPECT_EQ(EINVAL, b.complete(db, pi_word()));
+    EXPECT_EQ(1u, sq.pi());
 }
 
 TEST_F(SqFixture, SgeLimit) {
@@ -341,7 +374,7 @@ TEST_F(SqFixture, PublishWakesTheDeviceOnlyWhenAsked) {
     ASSERT_EQ(0, sq.post(wr));
     sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP);
     EXPECT_EQ(3u, dbp.word(kSlot, VRNIC_DB_QP_SQ_PI));
-    EXPECT_EQ(1, kicks);       // one kick for the batch
+    EXPECT_EQ(1, kicks);                                    // one kick for the batch
     sq.publish(db, pi_word(), VRNIC_DB_STATUS_NEED_WAKEUP); // nothing new: no store, no kick
     EXPECT_EQ(1, kicks);
     EXPECT_EQ(1u, db.kicks());
@@ -658,8 +691,8 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     Buffer sqbuf(8 * 64), rqbuf(8 * 32);
     QpRings qp;
     qp.qpn = 0x123456;
-    qp.sq.init(sqbuf.data(), 3, 6, SqLimits{1, 8, false});
-    qp.rq.init(rqbuf.data(), 3, 5, 1);
+    qp.sq.init(sqbuf.data(), 3, 6, SqLimits{1, 8, false, qp_send_ops(IBV_QPT_RC)});
+    qp.rq.emplace().init(rqbuf.data(), 3, 5, 1);
     ASSERT_EQ(0, qps.insert(qp.qpn, &qp));
     ibv_sge sg{0x1000, 8, 1};
     ibv_send_wr swr = make_wr(IBV_WR_SEND, &sg, 1, 0);
@@ -668,10 +701,10 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     rwr.num_sge = 1;
     for (int i = 0; i < 5; i++) {
         ASSERT_EQ(0, qp.sq.post(swr));
-        ASSERT_EQ(0, qp.rq.post(rwr));
+        ASSERT_EQ(0, qp.rq->post(rwr));
     }
     qp.sq.publish(db, db.word(1, 0), VRNIC_DB_STATUS_NEED_WAKEUP);
-    qp.rq.publish(db, db.word(1, 4), VRNIC_DB_STATUS_RQ_WAKEUP);
+    qp.rq->publish(db, db.word(1, 4), VRNIC_DB_STATUS_RQ_WAKEUP);
     // A signaled WQE 3 completes 0..3 (the unsignaled ones before it).
     dev.produce(make_cqe(qp.qpn, 3, VRNIC_CQE_OP_RDMA_WRITE, 3));
     dev.produce(make_cqe(qp.qpn, 0, VRNIC_CQE_OP_RECV, 0));
@@ -679,12 +712,34 @@ TEST_F(CqFixture, CompletionsRetireWorkRequests) {
     ibv_wc wc[4];
     ASSERT_EQ(3, cq.poll(4, wc));
     EXPECT_EQ(4u, qp.sq.ci());
-    EXPECT_EQ(2u, qp.rq.ci());
+    EXPECT_EQ(2u, qp.rq->ci());
     EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc[2].status);
     // A CQE naming a WQE that is not outstanding retires nothing.
     dev.produce(make_cqe(qp.qpn, 9, VRNIC_CQE_OP_SEND, 100));
     ASSERT_EQ(1, cq.poll(4, wc));
     EXPECT_EQ(4u, qp.sq.ci());
+    qps.erase(qp.qpn);
+}
+
+// Receives of a QP without its own receive queue are not its to retire: the
+// send queue's indices stay where its own completions put them.
+TEST_F(CqFixture, QpWithoutItsOwnRqRetiresSendsOnly) {
+    Buffer sqbuf(8 * 64);
+    QpRings qp;
+    qp.qpn = 0x2345;
+    qp.sq.init(sqbuf.data(), 3, 6, SqLimits{1, 8, false, qp_send_ops(IBV_QPT_RC)});
+    ASSERT_EQ(0, qps.insert(qp.qpn, &qp));
+    ibv_sge sg{0x1000, 8, 1};
+    ibv_send_wr swr = make_wr(IBV_WR_SEND, &sg, 1);
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(0, qp.sq.post(swr));
+    qp.sq.publish(db, db.word(1, 0), VRNIC_DB_STATUS_NEED_WAKEUP);
+    dev.produce(make_cqe(qp.qpn, 0, VRNIC_CQE_OP_RECV, 2));
+    dev.produce(make_cqe(qp.qpn, 1, VRNIC_CQE_OP_SEND, 0));
+    ibv_wc wc[4];
+    ASSERT_EQ(2, cq.poll(4, wc));
+    EXPECT_EQ(IBV_WC_RECV, wc[0].opcode);
+    EXPECT_EQ(1u, qp.sq.ci());
     qps.erase(qp.qpn);
 }
 
@@ -804,7 +859,7 @@ TEST(Loop, PostAndPollAgainstAConcurrentDevice) {
     QpTable qps;
     QpRings qp;
     qp.qpn = 10;
-    qp.sq.init(sqbuf.data(), kSqLog, 6, SqLimits{1, 8, false});
+    qp.sq.init(sqbuf.data(), kSqLog, 6, SqLimits{1, 8, false, qp_send_ops(IBV_QPT_RC)});
     ASSERT_EQ(0, qps.insert(10, &qp));
     CqPoller cq;
     cq.init(cqbuf.data(), kCqLog, db.word(kSlotCq, VRNIC_DB_CQ_CI),
@@ -871,4 +926,4 @@ TEST(Loop, PostAndPollAgainstAConcurrentDevice) {
 }
 
 } // namespace
-} // namespace vrnic::test
+} // namespace vrnic::prov::test
