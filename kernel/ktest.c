@@ -8,7 +8,7 @@
  *
  * Loading it runs the test on every vrnic device; insmod fails with the
  * error of the first failing step (details in the kernel log). It is a test
- * tool only: tests/kselftest/vrnic_kverbs.c loads and unloads it.
+ * tool only: tests/kselftest/suite_kverbs.c loads and unloads it.
  */
 #include <linux/completion.h>
 #include <linux/module.h>
