@@ -60,7 +60,7 @@ check-unit:
 # surface the guest controls, each bounded by a run count and started from
 # its seed corpus, copied so that CI never writes into the tree. Any crash,
 # sanitizer report, leak or hang (-timeout) fails; the input is left in
-# build/fuzz/ (tests/unit/fuzz/README.md says how to replay it).
+# build/fuzz/ (tests/fuzz/README.md says how to replay it).
 FUZZ_TARGETS := cmdq wqe doorbell eth
 FUZZ_FLAGS := -max_len=4096 -timeout=10 -print_final_stats=1
 check-fuzz:
@@ -70,7 +70,7 @@ check-fuzz:
 		rm -rf build/fuzz/corpus/$$t; mkdir -p build/fuzz/corpus/$$t; \
 		if [ -d tests/fuzz/corpus/$$t ]; then cp -r tests/fuzz/corpus/$$t/. build/fuzz/corpus/$$t/; fi; \
 		echo "check-fuzz: vrnic_fuzz_$$t, $(FUZZ_RUNS) runs from $$(ls build/fuzz/corpus/$$t | wc -l) seeds"; \
-		if ! build/fuzz/tests/unit/vrnic_fuzz_$$t -runs=$(FUZZ_RUNS) $(FUZZ_FLAGS) \
+		if ! build/fuzz/tests/fuzz/vrnic_fuzz_$$t -runs=$(FUZZ_RUNS) $(FUZZ_FLAGS) \
 			-artifact_prefix=build/fuzz/$$t- build/fuzz/corpus/$$t >build/fuzz/$$t.log 2>&1; then \
 			tail -n 60 build/fuzz/$$t.log; echo "check-fuzz: vrnic_fuzz_$$t FAILED"; exit 1; \
 		fi; \

@@ -72,7 +72,7 @@ TEST(Capabilities, ScribbledLimitsDoNotWidenModifyQp) {
         r.dest_qpn = q.qpn;
         r.max_dest_rd_atomic = dest_rd_atomic;
         r.min_rnr_timer = 1;
-        memcpy(r.av.dgid, drv.gid, 16);
+        memcpy(r.av.dgid, kGid, 16);
         r.av.vlan_id = VRNIC_VLAN_NONE;
         r.av.hop_limit = 64;
         return drv.modify_qp(q,

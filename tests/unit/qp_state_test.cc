@@ -122,7 +122,7 @@ TEST_F(QpModify, FullBringUpAndQuery) {
     EXPECT_EQ(0x123u, a.rq_psn);
     EXPECT_EQ(0x456u, a.sq_psn);
     EXPECT_EQ(VRNIC_MTU_4096, a.path_mtu);
-    EXPECT_EQ(0, memcmp(a.av.dgid, drv.gid, 16));
+    EXPECT_EQ(0, memcmp(a.av.dgid, kGid, 16));
 }
 
 TEST_F(QpModify, ValueRangesAreChecked) {

@@ -279,7 +279,7 @@ TEST_F(RcError, ReadNeedsResponderRdAtomicResources) {
     x.rq_psn = FakeDriver::kPsn; // what a sends from
     x.dest_qpn = a.qpn;
     x.av.vlan_id = VRNIC_VLAN_NONE;
-    memcpy(x.av.dgid, drv.gid, 16);
+    memcpy(x.av.dgid, kGid, 16);
     ASSERT_EQ(0u, drv.modify_qp(b,
                                 VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU |
                                     VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
@@ -471,7 +471,7 @@ TEST_F(RcError, CommEstOnFirstMessageInRtr) {
     x.dest_qpn = a.qpn;
     x.max_dest_rd_atomic = 1;
     x.av.vlan_id = VRNIC_VLAN_NONE;
-    memcpy(x.av.dgid, drv.gid, 16);
+    memcpy(x.av.dgid, kGid, 16);
     ASSERT_EQ(0u, drv.modify_qp(b,
                                 VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU |
                                     VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |

@@ -20,7 +20,7 @@ constexpr unsigned kHomeMr[Scene::kQps] = {0, 0, 0, 5, 6};
 void prefill(World& w, const Scene& s) {
     for (unsigned i = 0; i < Scene::kQps; i++) {
         const QpRef& q = s.qps[i];
-        const MrRef& mr = s.mrs[kHomeMr[i]];
+        const MrInfo& mr = s.mrs[kHomeMr[i]];
         const uint32_t sq_depth = 1u << q.sq_log, rq_depth = 1u << q.rq_log;
         for (uint32_t k = 0; k < sq_depth; k++) {
             alignas(8) uint8_t buf[1u << VRNIC_SQ_WQE_SHIFT_MAX] = {};
@@ -30,15 +30,15 @@ void prefill(World& w, const Scene& s) {
             h->opcode = uint8_t(k % 7);
             h->flags = VRNIC_WQE_F_SIGNALED | (k % 5 == 0 ? VRNIC_WQE_F_SOLICITED : 0);
             h->num_sge = 1;
-            *g = {mr.iova + 64 * k, 64, mr.key};
+            *g = {mr.iova + 64 * k, 64, mr.lkey};
             if (h->opcode >= VRNIC_WR_ATOMIC_CMP_AND_SWP) {
                 g->length = 8;
                 h->atomic.remote_addr = mr.iova + 2048 + 8 * k;
-                h->atomic.rkey = mr.key;
+                h->atomic.rkey = mr.lkey;
                 h->atomic.compare_add = 1;
             } else {
                 h->rdma.remote_addr = mr.iova + 4096 + 64 * k;
-                h->rdma.rkey = mr.key;
+                h->rdma.rkey = mr.lkey;
             }
             w.put(q.sq + (uint64_t(k) << q.sq_shift), buf, 1u << q.sq_shift);
         }
@@ -49,7 +49,7 @@ void prefill(World& w, const Scene& s) {
             } r{};
             r.h.wr_id = 1000 + k;
             r.h.num_sge = 1;
-            r.g = {mr.iova + 4096, 2048, mr.key};
+            r.g = {mr.iova + 4096, 2048, mr.lkey};
             w.put(q.rq + (uint64_t(k) << q.rq_shift), &r, sizeof(r));
         }
     }
@@ -84,11 +84,11 @@ void qp_index(World& w, Scene& s, Input& in, bool sq) {
 }
 
 void cq_word(World& w, Scene& s, Input& in) {
-    const CqRef& c = s.cqs[in.below(Scene::kCqs)];
+    const CqInfo& c = s.cqs[in.below(Scene::kCqs)];
     const Cq* cq = w.objects().cqs.find(c.cqn);
     const uint8_t m = in.u8();
     if (m & 1)
-        store_release(&s.cq_db(c)->ci, index_near(in, cq->pi, 1u << c.log));
+        store_release(&s.cq_db(c)->ci, index_near(in, cq->pi, 1u << c.log_depth));
     else if (m & 2)
         s.arm_cq(c, m & 4);
     else
@@ -125,7 +125,7 @@ void any_slot(World& w, Scene& s, Input& in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static World w;
     static Scene s;
-    w.reset();
+    w.bring_up();
     s.build(w);
     prefill(w, s);
     Input in(data, size);

@@ -25,7 +25,7 @@ struct Eth {
 // sometimes a disabled ring or a value the device must refuse.
 bool bring_up(World& w, Eth& e, Input& in) {
     const uint8_t m = in.u8();
-    e.rings = RingSetup{};
+    e.rings = fuzz_rings();
     e.rings.tx_log = VRNIC_ETH_LOG_DEPTH_MIN + in.below(9);
     e.rings.rx_log = VRNIC_ETH_LOG_DEPTH_MIN + in.below(9);
     if (m & 1)
@@ -39,7 +39,7 @@ bool bring_up(World& w, Eth& e, Input& in) {
     if ((m & 0xf0) == 0x30)
         e.rings.tx_base = kRam - 4096; // ring past the end of RAM
     e.tx_pi = e.rx_pi = 0;
-    return w.reset(e.rings);
+    return w.bring_up(e.rings);
 }
 
 // A buffer address: in the data area, straddling the end of RAM, outside
@@ -80,7 +80,7 @@ void write_desc(World& w, uint64_t ring, uint32_t log, uint32_t idx, Input& in) 
     const uint8_t f = in.u8();
     d.flags = f >= 0xf0 ? f : 0;
     // The ring may lie outside RAM when the device refused the configuration.
-    if (uint8_t* p = w.ram(ring + uint64_t(idx & ((1u << log) - 1)) * sizeof(d), sizeof(d)))
+    if (uint8_t* p = w.host(ring_slot(ring, log, sizeof(d), idx), sizeof(d)))
         memcpy(p, &d, sizeof(d));
 }
 
@@ -102,7 +102,7 @@ uint32_t move_pi(Input& in, uint32_t pi, uint32_t ci, uint32_t log) {
 void check_done(World& w, uint64_t ring, uint32_t log, uint32_t from, uint32_t to) {
     for (uint32_t i = from; i != to; i++) {
         vrnic_eth_desc d;
-        memcpy(&d, w.ram(ring + uint64_t(i & ((1u << log) - 1)) * sizeof(d), sizeof(d)), sizeof(d));
+        memcpy(&d, w.host(ring_slot(ring, log, sizeof(d), i), sizeof(d)), sizeof(d));
         if (!(d.status & VRNIC_ETH_ST_DONE))
             abort();
     }

@@ -29,7 +29,7 @@ Aim aim(Input& in, const Scene& s) {
         a.key = in.u32();
         return a;
     }
-    const MrRef& r = s.mrs[(m & 7) % s.mrs.size()]; // bits 3-7: how to aim
+    const MrInfo& r = s.mrs[(m & 7) % s.mrs.size()]; // bits 3-7: how to aim
     uint64_t off = 0;
     switch ((m >> 3) & 3) {
     case 0:
@@ -60,7 +60,7 @@ Aim aim(Input& in, const Scene& s) {
         a.len = in.u32();
         break;
     }
-    a.key = r.key;
+    a.key = r.lkey;
     if (m & 0x80) // a stale generation or another slot
         a.key ^= 1u << in.below(16);
     return a;
@@ -109,15 +109,14 @@ void post_send(World& w, Scene& s, Input& in) {
                 const uint32_t room = stride - VRNIC_SEND_WQE_HDR_SIZE - VRNIC_INLINE_HDR_SIZE;
                 in.take(body + VRNIC_INLINE_HDR_SIZE, std::min({ih->length, room, 64u}));
             } else {
-                h->num_sge = uint8_t(in.below(q.max_sge + 2));
+                h->num_sge = uint8_t(in.below(q.max_send_sge + 2));
                 const unsigned fit = (stride - VRNIC_SEND_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
                 auto* g = reinterpret_cast<vrnic_sge*>(body);
                 for (unsigned i = 0; i < h->num_sge && i < fit; i++)
                     g[i] = sge(in, s);
             }
         }
-        const uint64_t at = q.sq + (uint64_t(q.sq_pi & ((1u << q.sq_log) - 1)) << q.sq_shift);
-        w.put(at, buf, stride);
+        w.put(ring_slot(q.sq, q.sq_log, stride, q.sq_pi), buf, stride);
         s.note_wqe(qi, buf, stride);
         q.sq_pi++;
     }
@@ -133,13 +132,12 @@ void post_recv(World& w, Scene& s, Input& in) {
         alignas(8) uint8_t buf[1u << VRNIC_RQ_WQE_SHIFT_MAX] = {};
         auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(buf);
         h->wr_id = q.rq_pi;
-        h->num_sge = uint8_t(in.below(q.max_rsge + 2));
+        h->num_sge = uint8_t(in.below(q.max_recv_sge + 2));
         const unsigned fit = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
         auto* g = reinterpret_cast<vrnic_sge*>(buf + VRNIC_RECV_WQE_HDR_SIZE);
         for (unsigned i = 0; i < h->num_sge && i < fit; i++)
             g[i] = sge(in, s);
-        const uint64_t at = q.rq + (uint64_t(q.rq_pi & ((1u << q.rq_log) - 1)) << q.rq_shift);
-        w.put(at, buf, stride);
+        w.put(ring_slot(q.rq, q.rq_log, stride, q.rq_pi), buf, stride);
         s.note_wqe(qi, buf, stride);
         q.rq_pi++;
     }
@@ -148,7 +146,7 @@ void post_recv(World& w, Scene& s, Input& in) {
 
 // Consumes or arms a CQ as a provider would: ci never passes the device's pi.
 void poll_cq(World& w, Scene& s, Input& in) {
-    const CqRef& c = s.cqs[in.below(Scene::kCqs)];
+    const CqInfo& c = s.cqs[in.below(Scene::kCqs)];
     const Cq* cq = w.objects().cqs.find(c.cqn);
     vrnic_db_cq* db = s.cq_db(c);
     const uint8_t m = in.u8();
@@ -169,7 +167,7 @@ void poll_cq(World& w, Scene& s, Input& in) {
 
 // The model never writes a CQE the guest has not made room for.
 void check_cqs(World& w, const Scene& s) {
-    for (const CqRef& c : s.cqs) {
+    for (const CqInfo& c : s.cqs) {
         const Cq* cq = w.objects().cqs.find(c.cqn);
         const uint32_t ci = load_relaxed(&s.cq_db(c)->ci);
         if (ring_used(cq->pi, ci) > (1u << cq->log_depth))
@@ -182,7 +180,7 @@ void check_cqs(World& w, const Scene& s) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static World w;
     static Scene s;
-    w.reset();
+    w.bring_up();
     s.build(w);
     Input in(data, size);
     while (!in.empty()) {

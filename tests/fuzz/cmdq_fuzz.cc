@@ -37,7 +37,7 @@ struct Pools {
 class CmdFuzz {
   public:
     void run(Input& in) {
-        w_.reset();
+        w_.bring_up();
         p_.clear();
         batch_ = 0;
         corrupt_ = false;
@@ -178,7 +178,7 @@ class CmdFuzz {
             return;
         default: // the driver resets the device and starts over
             flush();
-            w_.reset();
+            w_.bring_up();
             p_.clear();
             return;
         }
@@ -479,7 +479,7 @@ class CmdFuzz {
         static const uint8_t next[] = {VRNIC_QPS_INIT, VRNIC_QPS_RTR, VRNIC_QPS_RTS,  VRNIC_QPS_SQD,
                                        VRNIC_QPS_RTS,  VRNIC_QPS_ERR, VRNIC_QPS_RESET};
         const uint8_t to = m < 128 && cur < 7 ? next[cur] : m % 8;
-        Path p;
+        Path p = fuzz_path();
         p.dest_qpn = pick(in, p_.qp);
         const uint8_t a = in.u8();
         p.access = a & VRNIC_ACCESS_ALL;
@@ -613,9 +613,8 @@ class CmdFuzz {
             h.wr_id = q->sq_pi;
             h.opcode = uint8_t((m >> 3) % 8);
             h.flags = VRNIC_WQE_F_SIGNALED;
-            const uint64_t at =
-                q->sq + (uint64_t(q->sq_pi & ((1u << q->sq_log) - 1)) << q->sq_shift);
-            if (uint8_t* p = w_.ram(at, sizeof(h)))
+            const uint64_t at = ring_slot(q->sq, q->sq_log, 1u << q->sq_shift, q->sq_pi);
+            if (uint8_t* p = w_.host(at, sizeof(h)))
                 memcpy(p, &h, sizeof(h));
             q->sq_pi++;
         }

@@ -11,48 +11,27 @@
 
 namespace vrnic::fuzz {
 
-struct MrRef {
-    uint32_t key;
-    uint64_t iova, len; // the range inputs aim at
-};
-
-struct CqRef {
-    uint32_t cqn, page, slot, log;
-};
-
-struct QpRef {
-    uint32_t qpn, page, slot, cq;
-    uint64_t sq, rq;
-    uint32_t sq_log, sq_shift, rq_log, rq_shift;
-    uint32_t max_sge, max_rsge, max_inline;
-    Path path;
-    uint32_t sq_pi = 0, rq_pi = 0; // the producer indices last published
+// A QP and the path it is connected along; sq_pi and rq_pi are the
+// producer indices last published.
+struct QpRef : QpInfo {
+    Path path = fuzz_path();
 };
 
 class Scene {
   public:
     static constexpr unsigned kQps = 5, kCqs = 4;
 
-    // Builds everything on a freshly reset World; aborts if the model refuses
-    // a valid command (that would make every input meaningless).
+    // Builds everything on a freshly reset World.
     void build(World& w) {
         w_ = &w;
-        n_pbl_ = 0;
+        pbl_ = Arena{kPbl, kPbl + 16 * 4096};
         phys_named = false;
         mrs.clear();
-        vrnic_cmd_set_gid g = gid_entry(0);
-        must(VRNIC_CMD_SET_GID, &g, sizeof(g));
-        vrnic_cmd_create_eq e{ring(3), 6, VRNIC_IRQ_COMP_BASE};
-        const vrnic_cmd& er = must(VRNIC_CMD_CREATE_EQ, &e, sizeof(e));
-        eqn = er.create_eq_resp.eqn;
-        eq_slot = er.create_eq_resp.db_slot;
-        vrnic_cmd_alloc_uctx_resp a = must(VRNIC_CMD_ALLOC_UCTX, nullptr, 0).alloc_uctx_resp;
-        const uint32_t u1 = a.uctx;
-        page[1] = a.db_page;
-        a = must(VRNIC_CMD_ALLOC_UCTX, nullptr, 0).alloc_uctx_resp;
-        const uint32_t u2 = a.uctx;
-        page[2] = a.db_page;
-        page[0] = VRNIC_KERNEL_DB_PAGE;
+        must(w.set_gid(0));
+        must(w.create_eq(ring(3), 6, VRNIC_IRQ_COMP_BASE, &eqn, &eq_slot));
+        uint32_t u1 = 0, u2 = 0;
+        must(w.alloc_uctx(&u1, nullptr));
+        must(w.alloc_uctx(&u2, nullptr));
         const uint32_t pdk = pd(0), pda = pd(u1), pdb = pd(u1), pdc = pd(u2);
 
         std::vector<uint64_t> scattered;
@@ -70,26 +49,24 @@ class Scene {
         phys.pd = pdk;
         phys.access = VRNIC_ACCESS_LOCAL_WRITE;
         phys.flags = VRNIC_MR_F_PHYS;
-        mrs.push_back(
-            {must(VRNIC_CMD_REG_MR, &phys, sizeof(phys)).reg_mr_resp.lkey, kData, kDataSize});
+        MrInfo& pm = mrs.emplace_back();
+        must(w.reg_mr(phys, &pm));
+        pm.iova = kData;
+        pm.len = kDataSize;
         reg(pdk, VRNIC_ACCESS_ALL, kData + 0x30000, 8 << 10, 12,
             contiguous(kData + 0x30000, 2, 12));
         reg(pdc, VRNIC_ACCESS_ALL, kData + 0x40000, 8 << 10, 12, contiguous(kData + 0x40000, 2, 12),
             VRNIC_PBL_INDIRECT);
 
         const uint32_t uctx_of[kCqs] = {u1, u1, 0, u2};
-        const uint32_t page_of[kCqs] = {page[1], page[1], page[0], page[2]};
-        for (uint32_t i = 0; i < kCqs; i++) {
-            vrnic_cmd_create_cq c{uctx_of[i], eqn, ring(i == 3 ? 4 : i), 6, 0};
-            const vrnic_cmd& r = must(VRNIC_CMD_CREATE_CQ, &c, sizeof(c));
-            cqs[i] = {r.create_cq_resp.cqn, page_of[i], r.create_cq_resp.db_slot, 6};
-        }
+        for (uint32_t i = 0; i < kCqs; i++)
+            must(w.create_cq(uctx_of[i], eqn, ring(i == 3 ? 4 : i), 6, &cqs[i]));
 
-        specs_[0] = {u1, pda, 0, 1, 1, 0x10, 6, 9, 6, 8, 16, 15, 256};
-        specs_[1] = {u1, pda, 1, 1, 1, 0x1c, 5, 6, 5, 5, 1, 1, 8};
-        specs_[2] = {u1, pda, 1, 1, 1, 0x1e, 4, 7, 4, 6, 5, 3, 64};
-        specs_[3] = {0, pdk, 2, 2, 0, 0x20, 4, 7, 4, 6, 5, 3, 64};
-        specs_[4] = {u2, pdc, 3, 3, 2, 0x22, 4, 7, 4, 6, 5, 3, 64};
+        specs_[0] = {u1, pda, 0, 1, 0x10, {6, 9, 6, 8, 16, 15, 256}};
+        specs_[1] = {u1, pda, 1, 1, 0x1c, {5, 6, 5, 5, 1, 1, 8}};
+        specs_[2] = {u1, pda, 1, 1, 0x1e, {4, 7, 4, 6, 5, 3, 64}};
+        specs_[3] = {0, pdk, 2, 2, 0x20, {4, 7, 4, 6, 5, 3, 64}};
+        specs_[4] = {u2, pdc, 3, 3, 0x22, {4, 7, 4, 6, 5, 3, 64}};
         for (uint32_t i = 0; i < kQps; i++)
             create_qp(i);
         // q0 <-> q1; q1 takes no READ/atomic and only REMOTE_WRITE, and gives
@@ -104,7 +81,7 @@ class Scene {
             qps[i].path.dest_qpn = qps[i].qpn;
         qps[2].path.rnr_retry = 1;
         for (QpRef& q : qps)
-            connect_qp(w, q.qpn, q.path);
+            w.connect(q.qpn, q.path);
     }
 
     // Destroys QP i and creates it again: a new QPN in the same doorbell
@@ -115,7 +92,7 @@ class Scene {
         const Path p = qps[i].path;
         create_qp(i);
         qps[i].path = p;
-        connect_qp(*w_, qps[i].qpn, p);
+        w_->connect(qps[i].qpn, p);
     }
 
     // Moves a QP between the states the data path behaves differently in:
@@ -145,7 +122,7 @@ class Scene {
             const uint8_t last = op == 3 ? VRNIC_QPS_RTS : VRNIC_QPS_RTR;
             m = modify_to(q.qpn, VRNIC_QPS_RESET, q.path);
             w_->cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m));
-            connect_qp(*w_, q.qpn, q.path, last);
+            w_->connect(q.qpn, q.path, last);
             return;
         }
         }
@@ -154,7 +131,7 @@ class Scene {
 
     // A provider's notify request: the next completion, or the next
     // solicited one.
-    void arm_cq(const CqRef& c, bool solicited) const {
+    void arm_cq(const CqInfo& c, bool solicited) const {
         vrnic_db_cq* db = cq_db(c);
         const uint32_t a = load_relaxed(&db->arm);
         const uint32_t next = VRNIC_CQ_ARM_NEXT_SN(a) + !solicited;
@@ -172,7 +149,7 @@ class Scene {
         for (const auto& a : areas) {
             // All zero iff the first byte is and every byte equals the next
             // (one memcmp: a byte loop under ASan costs more than the input).
-            const uint8_t* p = w.ram(a.from, a.to - a.from);
+            const uint8_t* p = w.host(a.from, a.to - a.from);
             if (p[0] || memcmp(p, p + 1, a.to - a.from - 1))
                 return false;
         }
@@ -180,7 +157,7 @@ class Scene {
     }
     // Called with every WQE written to QP `qp`'s rings.
     void note_wqe(unsigned qp, const uint8_t* wqe, uint32_t len) {
-        const uint32_t key = mrs[kPhysMr].key;
+        const uint32_t key = mrs[kPhysMr].lkey;
         for (uint32_t i = 0; qp == kPhysQp && i + 4 <= len; i += 4)
             phys_named |= !memcmp(wqe + i, &key, 4);
     }
@@ -189,66 +166,41 @@ class Scene {
     // A guest-RAM ring page (4 KiB units from kRings).
     static uint64_t ring(uint64_t page4k) { return kRings + page4k * 4096; }
 
-    vrnic_db_qp* qp_db(const QpRef& q) const { return &w_->slot(q.page, q.slot)->qp; }
-    vrnic_db_cq* cq_db(const CqRef& c) const { return &w_->slot(c.page, c.slot)->cq; }
+    vrnic_db_qp* qp_db(const QpInfo& q) const { return &w_->slot(q.db_page, q.db_slot)->qp; }
+    vrnic_db_cq* cq_db(const CqInfo& c) const { return &w_->slot(c.db_page, c.db_slot)->cq; }
 
     uint32_t eqn = 0, eq_slot = 0;
-    uint32_t page[3] = {}; // doorbell pages: kernel, user context 1, 2
-    std::vector<MrRef> mrs;
-    CqRef cqs[kCqs] = {};
+    std::vector<MrInfo> mrs; // the ranges inputs aim at
+    CqInfo cqs[kCqs] = {};
     QpRef qps[kQps] = {};
 
   private:
+    // A QP's context, PD, CQs, first ring page (its RQ on the page after
+    // its SQ) and layout.
     struct Spec {
-        uint32_t uctx, pd, send_cq, recv_cq, page_idx, at, sq_log, sq_shift, rq_log, rq_shift, sge,
-            rsge, inl;
+        uint32_t uctx, pd, send_cq, recv_cq, at;
+        QpOpts opts;
     };
 
     void create_qp(uint32_t i) {
         const Spec& s = specs_[i];
-        vrnic_cmd_create_qp q{};
-        q.uctx = s.uctx;
-        q.pd = s.pd;
-        q.qp_type = VRNIC_QPT_RC;
-        q.send_cqn = cqs[s.send_cq].cqn;
-        q.recv_cqn = cqs[s.recv_cq].cqn;
-        q.sq_addr = ring(s.at);
-        q.sq_log_depth = uint8_t(s.sq_log);
-        q.sq_wqe_shift = uint8_t(s.sq_shift);
-        const uint64_t sq_bytes = uint64_t(1) << (s.sq_log + s.sq_shift);
-        q.rq_addr = q.sq_addr + ((sq_bytes + 4095) & ~uint64_t(4095));
-        q.rq_log_depth = uint8_t(s.rq_log);
-        q.rq_wqe_shift = uint8_t(s.rq_shift);
-        q.max_send_sge = uint16_t(s.sge);
-        q.max_recv_sge = uint16_t(s.rsge);
-        q.max_inline = s.inl;
-        const vrnic_cmd& r = must(VRNIC_CMD_CREATE_QP, &q, sizeof(q));
-        QpRef& ref = qps[i];
-        ref = QpRef{};
-        ref.qpn = r.create_qp_resp.qpn;
-        ref.slot = r.create_qp_resp.db_slot;
-        ref.page = page[s.page_idx];
-        ref.cq = s.send_cq;
-        ref.sq = q.sq_addr;
-        ref.rq = q.rq_addr;
-        ref.sq_log = s.sq_log;
-        ref.sq_shift = s.sq_shift;
-        ref.rq_log = s.rq_log;
-        ref.rq_shift = s.rq_shift;
-        ref.max_sge = s.sge;
-        ref.max_rsge = s.rsge;
-        ref.max_inline = s.inl;
+        const uint64_t sq = ring(s.at);
+        const uint64_t sq_bytes = uint64_t(1) << (s.opts.sq_log + s.opts.sq_shift);
+        const uint64_t rq = sq + ((sq_bytes + 4095) & ~uint64_t(4095));
+        qps[i] = QpRef{};
+        must(w_->create_qp(s.uctx, s.pd, cqs[s.send_cq], cqs[s.recv_cq], s.opts, sq, rq, &qps[i]));
     }
 
-    const vrnic_cmd& must(uint16_t op, const void* req, size_t len) {
-        const vrnic_cmd& r = w_->cmd(op, req, len);
-        if (r.hdr.status != VRNIC_CMD_STATUS_OK)
+    // Every command the scene sends is valid: a refusal makes every input
+    // meaningless.
+    static void must(uint32_t status) {
+        if (status != VRNIC_CMD_STATUS_OK)
             abort();
-        return r;
     }
     uint32_t pd(uint32_t uctx) {
-        vrnic_cmd_create_pd p{uctx, 0};
-        return must(VRNIC_CMD_CREATE_PD, &p, sizeof(p)).create_pd_resp.pd;
+        uint32_t h = 0;
+        must(w_->create_pd(uctx, &h));
+        return h;
     }
     static std::vector<uint64_t> contiguous(uint64_t gpa, unsigned n, unsigned shift) {
         std::vector<uint64_t> v;
@@ -256,30 +208,15 @@ class Scene {
             v.push_back(gpa + (uint64_t(i) << shift));
         return v;
     }
-    // Registers an MR from an explicit page list (direct, or one leaf
-    // behind a top-level page).
+    // Registers an MR from an explicit page list, kept in the page-list area.
     void reg(uint32_t pd, uint32_t access, uint64_t iova, uint64_t len, uint8_t shift,
              const std::vector<uint64_t>& pages, uint8_t level = VRNIC_PBL_DIRECT) {
-        uint64_t leaf = kPbl + uint64_t(n_pbl_++) * 4096;
-        w_->put(leaf, pages.data(), pages.size() * 8);
-        vrnic_cmd_reg_mr m{};
-        m.pd = pd;
-        m.access = access;
-        m.iova = iova;
-        m.length = len;
-        m.page_shift = shift;
-        m.npages = uint32_t(pages.size());
-        m.pbl_level = level;
-        m.pbl_addr = leaf;
-        if (level == VRNIC_PBL_INDIRECT) {
-            m.pbl_addr = kPbl + uint64_t(n_pbl_++) * 4096;
-            w_->put(m.pbl_addr, &leaf, 8);
-        }
-        mrs.push_back({must(VRNIC_CMD_REG_MR, &m, sizeof(m)).reg_mr_resp.lkey, iova, len});
+        must(w_->reg_mr_pages(pd, iova, len, shift, pages, access, &mrs.emplace_back(), level,
+                              &pbl_));
     }
 
     World* w_ = nullptr;
-    unsigned n_pbl_ = 0;
+    Arena pbl_;
     Spec specs_[kQps] = {};
 };
 

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The provider's side of the data path: WQEs, doorbells and CQ polling.
+#include "guest_driver.h"
+
+#include "shared_word.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vrnic::test {
+
+void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
+    const uint32_t stride = 1u << qp.sq_shift;
+    uint8_t* w = host(ring_slot(qp.sq, qp.sq_log, stride, qp.sq_pi), stride);
+    memset(w, 0, stride);
+    auto* h = reinterpret_cast<vrnic_send_wqe_hdr*>(w);
+    h->wr_id = wr.wr_id;
+    h->opcode = wr.opcode;
+    h->flags = wr.flags;
+    h->imm_data = wr.imm_be;
+    if (wr.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP || wr.opcode == VRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+        h->atomic.remote_addr = wr.remote_addr;
+        h->atomic.rkey = wr.rkey;
+        h->atomic.compare_add = wr.compare_add;
+        h->atomic.swap = wr.swap;
+    } else {
+        h->rdma.remote_addr = wr.remote_addr;
+        h->rdma.rkey = wr.rkey;
+    }
+    if (wr.flags & VRNIC_WQE_F_INLINE) {
+        auto* ih = reinterpret_cast<vrnic_inline_hdr*>(w + VRNIC_SEND_WQE_HDR_SIZE);
+        ih->length = static_cast<uint32_t>(wr.inline_data.size());
+        size_t room = stride - VRNIC_SEND_WQE_HDR_SIZE - VRNIC_INLINE_HDR_SIZE;
+        if (!wr.inline_data.empty())
+            memcpy(w + VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE, wr.inline_data.data(),
+                   std::min(room, wr.inline_data.size()));
+    } else {
+        h->num_sge = static_cast<uint8_t>(wr.sge.size());
+        size_t room = (stride - VRNIC_SEND_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+        if (!wr.sge.empty())
+            memcpy(w + VRNIC_SEND_WQE_HDR_SIZE, wr.sge.data(),
+                   std::min(room, wr.sge.size()) * VRNIC_SGE_SIZE);
+    }
+    qp.sq_pi++;
+    if (pub)
+        publish(qp);
+}
+
+void GuestDriver::post_recv(QpInfo& qp, uint64_t wr_id, const std::vector<vrnic_sge>& sge,
+                            bool pub) {
+    const uint32_t stride = 1u << qp.rq_shift;
+    uint8_t* w = host(ring_slot(qp.rq, qp.rq_log, stride, qp.rq_pi), stride);
+    memset(w, 0, stride);
+    auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(w);
+    h->wr_id = wr_id;
+    h->num_sge = static_cast<uint8_t>(sge.size());
+    size_t room = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+    if (!sge.empty())
+        memcpy(w + VRNIC_RECV_WQE_HDR_SIZE, sge.data(),
+               std::min(room, sge.size()) * VRNIC_SGE_SIZE);
+    qp.rq_pi++;
+    if (pub)
+        publish(qp);
+}
+
+void GuestDriver::publish(const QpInfo& qp) {
+    vrnic_db_slot* s = slot(qp.db_page, qp.db_slot);
+    store_release(&s->qp.sq_pi, qp.sq_pi);
+    store_release(&s->qp.rq_pi, qp.rq_pi);
+}
+
+std::vector<vrnic_cqe> GuestDriver::poll_cq(CqInfo& cq, unsigned max) {
+    std::vector<vrnic_cqe> out;
+    while (out.size() < max) {
+        auto* e = reinterpret_cast<vrnic_cqe*>(
+            host(ring_slot(cq.ring, cq.log_depth, VRNIC_CQE_SIZE, cq.ci), VRNIC_CQE_SIZE));
+        if ((load_acquire(&e->owner) & 1) != VRNIC_PHASE(cq.ci, cq.log_depth))
+            break;
+        out.push_back(*e);
+        cq.ci++;
+    }
+    store_release(&slot(cq.db_page, cq.db_slot)->cq.ci, cq.ci);
+    return out;
+}
+
+void GuestDriver::arm_cq(CqInfo& cq, bool solicited_only) {
+    if (solicited_only)
+        cq.sol_sn++;
+    else
+        cq.next_sn++;
+    store_release(&slot(cq.db_page, cq.db_slot)->cq.arm, VRNIC_CQ_ARM_WORD(cq.next_sn, cq.sol_sn));
+    full_fence();
+}
+
+} // namespace vrnic::test
