@@ -43,7 +43,7 @@ struct Objects {
     }
     PageBudget mr_pages; // before mrs: outlives the charges MRs hold
     Uctx kernel_uctx;
-    // QPNs and keys reach other QPs (and, later, other hosts): unguessable.
+    // QPNs and keys name objects to other QPs, so they are unguessable.
     // The other handles name objects only their owner's kernel uses.
     KeyGen keygen;
     HandleTable<Uctx> uctxs;

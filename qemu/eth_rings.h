@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The Ethernet function's TX and RX descriptor rings (device-interface.md
-// section 17). Frame switching between VMs comes later: TX hands each valid
-// frame to a sink (none yet: frames complete DONE and are discarded), or in
-// MAC loopback to the device's own RX path, and RX takes frames from
-// whoever delivers them.
+// section 17). TX hands each valid frame to a sink (with none, frames
+// complete DONE and are discarded), or in MAC loopback to the device's own
+// RX path, and RX takes frames from whoever delivers them.
 #pragma once
 
 #include "device_state.h"
