@@ -36,11 +36,10 @@ CmdResult cmd_create_ah(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
 }
 
 CmdResult cmd_destroy_ah(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Ah* a = d.obj->ahs.find(in.handle.handle);
+    uint32_t st = 0;
+    Ah* a = named_object(d.obj->ahs, in, st);
     if (!a)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such AH");
+        CMD_FAIL(st, "bad AH handle");
     a->pd->refs--;
     d.obj->ahs.remove(in.handle.handle);
     return cmd_ok();

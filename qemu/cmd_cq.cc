@@ -54,11 +54,10 @@ CmdResult cmd_create_cq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
 }
 
 CmdResult cmd_destroy_cq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Cq* q = d.obj->cqs.find(in.handle.handle);
+    uint32_t st = 0;
+    Cq* q = named_object(d.obj->cqs, in, st);
     if (!q)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such CQ");
+        CMD_FAIL(st, "bad CQ handle");
     if (q->refs)
         CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "CQ in use by a QP");
     auto& dirty = d.obj->dirty_cqs;

@@ -38,11 +38,10 @@ CmdResult cmd_create_eq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
 }
 
 CmdResult cmd_destroy_eq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Eq* e = d.obj->eqs.find(in.handle.handle);
+    uint32_t st = 0;
+    Eq* e = named_object(d.obj->eqs, in, st);
     if (!e)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such EQ");
+        CMD_FAIL(st, "bad EQ handle");
     if (e->refs)
         CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "EQ in use by a CQ");
     d.obj->kernel_uctx.free_slot(e->db_slot);

@@ -107,11 +107,10 @@ CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
 }
 
 CmdResult cmd_dereg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Mr* m = d.obj->mrs.find(in.handle.handle);
+    uint32_t st = 0;
+    Mr* m = named_object(d.obj->mrs, in, st);
     if (!m)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such MR");
+        CMD_FAIL(st, "bad MR handle");
     m->pd->refs--;
     d.obj->mrs.remove(in.handle.handle);
     return cmd_ok();

@@ -22,11 +22,10 @@ CmdResult cmd_create_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
 }
 
 CmdResult cmd_destroy_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Pd* p = d.obj->pds.find(in.handle.handle);
+    uint32_t st = 0;
+    Pd* p = named_object(d.obj->pds, in, st);
     if (!p)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such PD");
+        CMD_FAIL(st, "bad PD handle");
     if (p->refs)
         CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "PD in use");
     p->uctx->refs--;

@@ -207,11 +207,10 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
 }
 
 CmdResult cmd_query_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Qp* q = d.obj->qps.find(in.handle.handle);
+    uint32_t st = 0;
+    Qp* q = named_object(d.obj->qps, in, st);
     if (!q)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such QP");
+        CMD_FAIL(st, "bad QP handle");
     vrnic_qp_attr& a = out.query_qp_resp.attr;
     a = q->attr;
     a.qp_state = q->state;
@@ -221,11 +220,10 @@ CmdResult cmd_query_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
 }
 
 CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Qp* q = d.obj->qps.find(in.handle.handle);
+    uint32_t st = 0;
+    Qp* q = named_object(d.obj->qps, in, st);
     if (!q)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such QP");
+        CMD_FAIL(st, "bad QP handle");
     qp_set_active(d, *q, false);
     q->uctx->free_slot(q->db_slot);
     store_release(&d.bar2.slot(q->uctx->db_page, q->db_slot)->raw, uint64_t(0));

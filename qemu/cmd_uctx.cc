@@ -33,11 +33,10 @@ CmdResult cmd_alloc_uctx(DeviceState& d, const vrnic_cmd&, vrnic_cmd& out) {
 }
 
 CmdResult cmd_dealloc_uctx(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    if (in.handle.reserved)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
-    Uctx* u = d.obj->uctxs.find(in.handle.handle);
+    uint32_t st = 0;
+    Uctx* u = named_object(d.obj->uctxs, in, st);
     if (!u)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such user context");
+        CMD_FAIL(st, "bad user context handle");
     if (u->refs)
         CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "context still owns objects");
     d.bar2.zero_page(u->db_page);

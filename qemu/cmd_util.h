@@ -38,6 +38,18 @@ inline uint32_t check_ring(const DeviceState& d, uint64_t base, uint64_t bytes) 
     return VRNIC_CMD_STATUS_OK;
 }
 
+// The object a handle command (in.handle) names, or nullptr with the status
+// that refuses the command in st: BAD_PARAM for a set reserved field,
+// BAD_HANDLE for a handle that names nothing.
+template <class Table> auto* named_object(Table& t, const vrnic_cmd& in, uint32_t& st) {
+    decltype(t.find(0)) obj = nullptr;
+    if (in.handle.reserved)
+        st = VRNIC_CMD_STATUS_BAD_PARAM;
+    else if (!(obj = t.find(in.handle.handle)))
+        st = VRNIC_CMD_STATUS_BAD_HANDLE;
+    return obj;
+}
+
 inline uint32_t log2_floor(uint32_t v) {
     return 31 - __builtin_clz(v);
 }
