@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // CQ commands (sections 10.10-10.12).
 #include "cmd_util.h"
+#include "ring_slot.h"
 #include "shared_word.h"
 
 #include <algorithm>
@@ -88,16 +89,14 @@ CmdResult cmd_resize_cq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     std::vector<vrnic_cqe> keep(outstanding);
     for (uint32_t k = 0; k < outstanding; k++) {
         uint32_t j = ci + k;
-        d.mem.read(q->ring + uint64_t(j & (old_depth - 1)) * VRNIC_CQE_SIZE, &keep[k],
-                   VRNIC_CQE_SIZE);
+        d.mem.read(ring_slot(q->ring, q->log_depth, VRNIC_CQE_SIZE, j), &keep[k], VRNIC_CQE_SIZE);
     }
     for (uint32_t k = 0; k < new_depth; k++) {
         uint32_t j = ci + k;
         vrnic_cqe e = k < outstanding ? keep[k] : vrnic_cqe{};
         uint8_t phase = VRNIC_PHASE(j, c.log_depth);
         e.owner = k < outstanding ? phase : uint8_t(phase ^ 1);
-        d.mem.write(c.ring_addr + uint64_t(j & (new_depth - 1)) * VRNIC_CQE_SIZE, &e,
-                    VRNIC_CQE_SIZE);
+        d.mem.write(ring_slot(c.ring_addr, c.log_depth, VRNIC_CQE_SIZE, j), &e, VRNIC_CQE_SIZE);
     }
     q->ring = c.ring_addr;
     q->log_depth = c.log_depth;

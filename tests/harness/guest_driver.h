@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "guest_memory.h"
+#include "ring_slot.h"
 #include "shared_region.h"
 
 #include <vrnic_dev.h>
@@ -31,11 +32,6 @@ inline constexpr uint8_t kGid[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
 
 // The SET_GID entry of kGid at `index`, RoCE v2, no VLAN.
 vrnic_cmd_set_gid gid_entry(uint32_t index);
-
-// "Slot idx of a ring of 2^log_depth entries of `stride` bytes at `base`".
-inline uint64_t ring_slot(uint64_t base, uint32_t log_depth, uint64_t stride, uint32_t idx) {
-    return base + uint64_t(idx & ((1u << log_depth) - 1)) * stride;
-}
 
 // A bump allocator over [next, end) of guest RAM; take() is 0 when full.
 struct Arena {
