@@ -178,9 +178,13 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  init->qp_type);
 		return -EOPNOTSUPP;
 	}
-	if (init->create_flags || init->srq) {
-		ibdev_dbg(ibqp->device, "create_flags %#x, SRQ %s unsupported\n",
-			  init->create_flags, init->srq ? "given" : "none");
+	if (init->create_flags) {
+		ibdev_dbg(ibqp->device, "create_flags %#x unsupported\n",
+			  init->create_flags);
+		return -EOPNOTSUPP;
+	}
+	if (init->srq) {
+		ibdev_dbg(ibqp->device, "SRQ unsupported\n");
 		return -EOPNOTSUPP;
 	}
 	if (cap->max_send_wr > c->max_qp_wr || cap->max_recv_wr > c->max_qp_wr ||
