@@ -68,7 +68,6 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 						c->max_qp);
 	attr->atomic_cap = c->atomic_cap;
 	attr->max_ah = vrnic_clamp_int(c->max_ah);
-	/* SRQs are not implemented by this driver yet. */
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	return 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// One work queue in guest memory: a QP's SQ or RQ (and an SRQ's). A ring of
+// One work queue in guest memory: a QP's SQ or RQ. A ring of
 // 2^log_depth WQEs of 2^wqe_shift bytes, the producer index the guest
 // publishes in its doorbell slot, and the device's free-running consumer
 // index. All values were validated when the queue was created.

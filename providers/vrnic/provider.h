@@ -109,7 +109,7 @@ struct Mr {
 
 struct Ah {
     ibv_ah ah;
-    uint32_t handle = 0; // the device's, for UD work requests
+    uint32_t handle = 0; // the device's, which a work request names
 };
 
 struct Cq {
@@ -123,7 +123,7 @@ struct Qp {
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
     Mapping sq_map;
-    Mapping rq_map; // unmapped for a QP on a shared receive queue
+    Mapping rq_map; // unmapped for a QP without its own RQ
     QpRings rings;
     WrBuilder wr;
 };
