@@ -63,6 +63,30 @@ static int vrnic_check_cq_udata(struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * What create and resize both check: the ring depth for @cqe entries, and
+ * for a user CQ its udata and ucontext. A negative errno if refused.
+ */
+static int vrnic_cq_input(struct ib_cq *ibcq, int cqe, struct ib_udata *udata,
+			  struct vrnic_ucontext **uc)
+{
+	int log_depth = vrnic_cq_log_depth(to_vdev(ibcq->device), cqe);
+	int err;
+
+	if (log_depth < 0) {
+		ibdev_dbg(ibcq->device, "CQ of %d entries\n", cqe);
+		return log_depth;
+	}
+	if (udata) {
+		err = vrnic_check_cq_udata(udata);
+		if (err)
+			return err;
+		*uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
+						ibuc);
+	}
+	return log_depth;
+}
+
 int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
@@ -82,18 +106,9 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			  attr->flags);
 		return -EOPNOTSUPP;
 	}
-	log_depth = vrnic_cq_log_depth(dev, attr->cqe);
-	if (log_depth < 0) {
-		ibdev_dbg(ibcq->device, "CQ of %d entries\n", attr->cqe);
+	log_depth = vrnic_cq_input(ibcq, attr->cqe, udata, &uc);
+	if (log_depth < 0)
 		return log_depth;
-	}
-	if (udata) {
-		err = vrnic_check_cq_udata(udata);
-		if (err)
-			return err;
-		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
-					       ibuc);
-	}
 
 	spin_lock_init(&cq->lock);
 	mutex_init(&cq->resize_lock);
@@ -210,18 +225,9 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			  udata ? "with" : "without");
 		return -EINVAL;
 	}
-	log_depth = vrnic_cq_log_depth(dev, cqe);
-	if (log_depth < 0) {
-		ibdev_dbg(ibcq->device, "CQ of %d entries\n", cqe);
+	log_depth = vrnic_cq_input(ibcq, cqe, udata, &uc);
+	if (log_depth < 0)
 		return log_depth;
-	}
-	if (udata) {
-		err = vrnic_check_cq_udata(udata);
-		if (err)
-			return err;
-		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
-					       ibuc);
-	}
 
 	err = vrnic_dma_alloc(dev, &ring, VRNIC_CQE_SIZE << log_depth);
 	if (err)
