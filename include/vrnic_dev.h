@@ -44,7 +44,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		2
+#define VRNIC_VERSION_MINOR		3
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -116,6 +116,7 @@ enum vrnic_db_status_bits {
 #define VRNIC_DB_CQ_CI			0	/* CQ: consumer index */
 #define VRNIC_DB_CQ_ARM			4	/* CQ: arm word */
 #define VRNIC_DB_SRQ_PI			0	/* SRQ: producer index */
+#define VRNIC_DB_SRQ_CI			4	/* SRQ: consumer index (device) */
 #define VRNIC_DB_EQ_CI			0	/* comp EQ: consumer index */
 
 /*
@@ -154,8 +155,8 @@ struct vrnic_db_cq {
 };
 
 struct vrnic_db_srq {
-	__u32 pi;
-	__u32 reserved;
+	__u32 pi;			/* free-running, guest-written */
+	__u32 ci;			/* free-running, device-written */
 };
 
 struct vrnic_db_eq {
@@ -288,7 +289,11 @@ struct vrnic_regs {
 	__u32 eq_overflow;		/* events dropped: EQ full (counter) */
 	__u32 eth_rx_missed;		/* 1.1: frames dropped, no RX buffer */
 	__u32 eth_rx_oversize;		/* 1.1: frames dropped, buffer short */
-	__u8 rsvd_0e4[28];
+	__u32 ud_qkey_drops;		/* 1.3: datagrams dropped, wrong qkey */
+	__u32 ud_no_recv_drops;		/* 1.3: datagrams dropped, no receive */
+	__u32 ud_no_dest_drops;		/* 1.3: datagrams to no ready QP */
+	__u32 uc_drops;			/* 1.3: UC messages dropped */
+	__u8 rsvd_0f4[12];
 
 	/* 0x100: liveness; incremented by the device at least every 100 ms */
 	__u64 heartbeat;
@@ -541,12 +546,17 @@ struct vrnic_cmd_resize_cq {
 	__u64 ring_addr;
 };
 
-/* QP types (IB_QPT_* values); only RC in 1.0. */
+/* QP types (IB_QPT_* values). */
 enum vrnic_qp_type {
 	VRNIC_QPT_GSI			= 1,	/* reserved */
 	VRNIC_QPT_RC			= 2,
-	VRNIC_QPT_UD			= 4,	/* reserved */
+	VRNIC_QPT_UC			= 3,	/* 1.3 */
+	VRNIC_QPT_UD			= 4,	/* 1.3 */
 };
+
+/* UD: a WQE's remote_qkey with this bit set means the QP's own qkey. */
+#define VRNIC_QKEY_USE_QP		0x80000000U
+#define VRNIC_QPN_MASK			0x00ffffffU
 
 /* CREATE_QP flags */
 enum vrnic_qp_flags {
@@ -857,8 +867,17 @@ enum vrnic_wc_status {
 /* CQE flags */
 enum vrnic_cqe_flags {
 	VRNIC_CQE_F_WITH_IMM		= 1 << 0,
-	VRNIC_CQE_F_GRH			= 1 << 1,
+	VRNIC_CQE_F_GRH			= 1 << 1,	/* UD: GRH area filled */
 };
+
+/* CQE network_hdr_type (enum rdma_network_type values), with F_GRH. */
+enum vrnic_net_type {
+	VRNIC_NET_IPV4			= 2,
+	VRNIC_NET_IPV6			= 3,
+};
+
+/* The area a UD receive gets before the payload (RoCE v2: IP header). */
+#define VRNIC_GRH_SIZE			40
 
 struct vrnic_cqe {
 	__u64 wr_id;
@@ -875,7 +894,10 @@ struct vrnic_cqe {
 	__u8 sl;
 	__u8 dlid_path_bits;
 	__u32 wqe_idx;			/* free-running index of the WQE */
-	__u8 reserved[24];
+	__u8 network_hdr_type;		/* 1.3: enum vrnic_net_type, F_GRH */
+	__u8 reserved0;
+	__u8 smac[6];			/* 1.3: sender's MAC, with F_GRH */
+	__u8 reserved[16];
 };
 
 /* ------------------------------------------------------------------------
@@ -923,7 +945,7 @@ struct vrnic_wqe_atomic {
 	__u64 swap;			/* host order */
 };
 
-struct vrnic_wqe_ud {			/* reserved for UD */
+struct vrnic_wqe_ud {			/* UD sends (1.3) */
 	__u32 ah;
 	__u32 remote_qpn;
 	__u32 remote_qkey;
@@ -1018,6 +1040,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_db_qp, sq_pi, VRNIC_DB_QP_SQ_PI);
 VRNIC_ASSERT_OFFSET(struct vrnic_db_qp, rq_pi, VRNIC_DB_QP_RQ_PI);
 VRNIC_ASSERT_OFFSET(struct vrnic_db_cq, ci, VRNIC_DB_CQ_CI);
 VRNIC_ASSERT_OFFSET(struct vrnic_db_cq, arm, VRNIC_DB_CQ_ARM);
+VRNIC_ASSERT_OFFSET(struct vrnic_db_srq, pi, VRNIC_DB_SRQ_PI);
+VRNIC_ASSERT_OFFSET(struct vrnic_db_srq, ci, VRNIC_DB_SRQ_CI);
 
 VRNIC_ASSERT_SIZE(struct vrnic_regs, VRNIC_PAGE_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, signature, 0x000);
@@ -1066,6 +1090,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mtu, 0x0d4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eq_overflow, 0x0d8);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_missed, 0x0dc);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_oversize, 0x0e0);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, ud_qkey_drops, 0x0e4);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, uc_drops, 0x0f0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, heartbeat, 0x100);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, need_wakeup, 0x140);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, cmdq_ci, 0x180);
@@ -1153,6 +1179,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_cqe, pkey_index, 0x20);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, sl, 0x22);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, dlid_path_bits, 0x23);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, wqe_idx, 0x24);
+VRNIC_ASSERT_OFFSET(struct vrnic_cqe, network_hdr_type, 0x28);
+VRNIC_ASSERT_OFFSET(struct vrnic_cqe, smac, 0x2a);
 
 VRNIC_ASSERT_SIZE(struct vrnic_sge, VRNIC_SGE_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_rdma, 16);
