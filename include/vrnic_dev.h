@@ -8,9 +8,11 @@
  * <linux/types.h>, plain structs without bitfields, and no implicit padding:
  * every struct is naturally aligned, every hole is an explicit reserved
  * field, and every size and register offset is pinned by a static assertion
- * below.  The device is x86-64 only: every multi-byte field is little endian
- * unless its type says otherwise (__be32 immediate data is in network order,
- * exactly as verbs hands it over).
+ * below.  Every multi-byte field is little endian and typed so (__le16,
+ * __le32, __le64), so that sparse checks the kernel driver converts each
+ * access; __be32 immediate data is in network order, exactly as verbs hands
+ * it over.  In user space these types are the plain __u16/__u32/__u64: the
+ * model and the provider run on little-endian x86-64 only.
  *
  * docs/device-interface.md is the specification; the comments here are
  * reminders.
@@ -103,7 +105,7 @@ enum vrnic_irq_vector {
 #define VRNIC_DB_STATUS_SLOT		0	/* device-written status */
 #define VRNIC_DB_FIRST_OBJ_SLOT		1	/* slots 1..511: objects */
 
-/* Slot 0 status word (device-written, little-endian __u32 at byte 0). */
+/* Slot 0 status word (device-written, __le32 at byte 0). */
 enum vrnic_db_status_bits {
 	VRNIC_DB_STATUS_NEED_WAKEUP	= 1 << 0,	/* mirrors regs */
 	VRNIC_DB_STATUS_FATAL		= 1 << 1,	/* DEVICE_FATAL */
@@ -140,28 +142,28 @@ enum vrnic_db_status_bits {
 	(((__u32)(word) >> VRNIC_CQ_ARM_SOL_SHIFT) & VRNIC_CQ_ARM_SN_MASK)
 
 struct vrnic_db_status {
-	__u32 status;			/* VRNIC_DB_STATUS_* */
-	__u32 reserved;
+	__le32 status;			/* VRNIC_DB_STATUS_* */
+	__le32 reserved;
 };
 
 struct vrnic_db_qp {
-	__u32 sq_pi;			/* free-running, guest-written */
-	__u32 rq_pi;			/* free-running, guest-written */
+	__le32 sq_pi;			/* free-running, guest-written */
+	__le32 rq_pi;			/* free-running, guest-written */
 };
 
 struct vrnic_db_cq {
-	__u32 ci;			/* free-running, guest-written */
-	__u32 arm;			/* VRNIC_CQ_ARM_WORD() */
+	__le32 ci;			/* free-running, guest-written */
+	__le32 arm;			/* VRNIC_CQ_ARM_WORD() */
 };
 
 struct vrnic_db_srq {
-	__u32 pi;			/* free-running, guest-written */
-	__u32 ci;			/* free-running, device-written */
+	__le32 pi;			/* free-running, guest-written */
+	__le32 ci;			/* free-running, device-written */
 };
 
 struct vrnic_db_eq {
-	__u32 ci;
-	__u32 reserved;
+	__le32 ci;
+	__le32 reserved;
 };
 
 union vrnic_db_slot {
@@ -170,7 +172,7 @@ union vrnic_db_slot {
 	struct vrnic_db_cq cq;
 	struct vrnic_db_srq srq;
 	struct vrnic_db_eq eq;
-	__u64 raw;
+	__le64 raw;
 };
 
 struct vrnic_db_page {
@@ -237,106 +239,106 @@ enum vrnic_atomic_cap {
 
 struct vrnic_regs {
 	/* 0x000: identity; written by the device before READY, constant */
-	__u32 signature;		/* VRNIC_SIGNATURE */
-	__u16 version_major;		/* VRNIC_VERSION_MAJOR */
-	__u16 version_minor;		/* VRNIC_VERSION_MINOR */
-	__u64 bar2_size;		/* bytes, power of two */
-	__u32 db_page_first;		/* index of first doorbell page (1) */
-	__u32 db_page_count;		/* doorbell pages, kernel's included */
-	__u32 db_page_size;		/* 4096 */
-	__u32 db_slots_per_page;	/* 512 */
+	__le32 signature;		/* VRNIC_SIGNATURE */
+	__le16 version_major;		/* VRNIC_VERSION_MAJOR */
+	__le16 version_minor;		/* VRNIC_VERSION_MINOR */
+	__le64 bar2_size;		/* bytes, power of two */
+	__le32 db_page_first;		/* index of first doorbell page (1) */
+	__le32 db_page_count;		/* doorbell pages, kernel's included */
+	__le32 db_page_size;		/* 4096 */
+	__le32 db_slots_per_page;	/* 512 */
 	__u8 mac[6];			/* port MAC address */
-	__u16 rsvd_026;
-	__u64 node_guid;		/* value; driver uses cpu_to_be64() */
-	__u64 features;			/* VRNIC_FEATURE_*; none in 1.0 */
-	__u64 fw_version;		/* major << 32 | minor << 16 | patch */
+	__le16 rsvd_026;
+	__le64 node_guid;		/* value; driver uses cpu_to_be64() */
+	__le64 features;			/* VRNIC_FEATURE_*; none in 1.0 */
+	__le64 fw_version;		/* major << 32 | minor << 16 | patch */
 
 	/* 0x040: capabilities; written by the device before READY */
-	__u32 max_qp;
-	__u32 max_cq;
-	__u32 max_mr;
-	__u32 max_pd;
-	__u32 max_srq;			/* 0: SRQ unsupported */
-	__u32 max_ah;
-	__u32 max_uctx;			/* user contexts (doorbell pages) */
-	__u32 max_comp_eqs;
-	__u32 max_qp_wr;		/* SQ/RQ depth limit */
-	__u32 max_srq_wr;
-	__u32 max_sge;			/* SGEs per send or receive WQE */
-	__u32 max_srq_sge;
-	__u32 max_inline;		/* inline bytes per send WQE */
-	__u32 max_cqe;			/* CQ depth limit */
-	__u64 max_mr_size;
-	__u64 page_size_cap;		/* bit n set: MR page_shift n ok */
-	__u32 max_msg_sz;
-	__u32 num_vectors;		/* MSI-X vectors in use */
-	__u32 atomic_cap;		/* enum vrnic_atomic_cap */
-	__u32 max_qp_rd_atom;		/* max_dest_rd_atomic limit */
-	__u32 max_qp_init_rd_atom;	/* max_rd_atomic limit */
-	__u32 gid_tbl_len;
-	__u32 max_eqe;			/* comp EQ depth limit */
-	__u32 eth_max_mtu;		/* Ethernet payload bytes */
-	__u32 hw_rev;
+	__le32 max_qp;
+	__le32 max_cq;
+	__le32 max_mr;
+	__le32 max_pd;
+	__le32 max_srq;			/* 0: SRQ unsupported */
+	__le32 max_ah;
+	__le32 max_uctx;			/* user contexts (doorbell pages) */
+	__le32 max_comp_eqs;
+	__le32 max_qp_wr;		/* SQ/RQ depth limit */
+	__le32 max_srq_wr;
+	__le32 max_sge;			/* SGEs per send or receive WQE */
+	__le32 max_srq_sge;
+	__le32 max_inline;		/* inline bytes per send WQE */
+	__le32 max_cqe;			/* CQ depth limit */
+	__le64 max_mr_size;
+	__le64 page_size_cap;		/* bit n set: MR page_shift n ok */
+	__le32 max_msg_sz;
+	__le32 num_vectors;		/* MSI-X vectors in use */
+	__le32 atomic_cap;		/* enum vrnic_atomic_cap */
+	__le32 max_qp_rd_atom;		/* max_dest_rd_atomic limit */
+	__le32 max_qp_init_rd_atom;	/* max_rd_atomic limit */
+	__le32 gid_tbl_len;
+	__le32 max_eqe;			/* comp EQ depth limit */
+	__le32 eth_max_mtu;		/* Ethernet payload bytes */
+	__le32 hw_rev;
 	__u8 rsvd_0ac[20];
 
 	/* 0x0c0: device status; written by the device when it changes */
-	__u32 device_status;		/* VRNIC_DEV_STATUS_* */
-	__u32 fatal_code;		/* enum vrnic_fatal_code */
-	__u32 reset_ack;		/* copy of reset_req once done */
-	__u32 port_state;		/* enum vrnic_port_state */
-	__u32 active_mtu;		/* enum vrnic_mtu */
-	__u32 max_mtu;			/* enum vrnic_mtu */
-	__u32 eq_overflow;		/* events dropped: EQ full (counter) */
-	__u32 eth_rx_missed;		/* 1.1: frames dropped, no RX buffer */
-	__u32 eth_rx_oversize;		/* 1.1: frames dropped, buffer short */
-	__u32 ud_qkey_drops;		/* 1.3: datagrams dropped, wrong qkey */
-	__u32 ud_no_recv_drops;		/* 1.3: datagrams dropped, no receive */
-	__u32 ud_no_dest_drops;		/* 1.3: datagrams to no ready QP */
-	__u32 uc_drops;			/* 1.3: UC messages dropped */
+	__le32 device_status;		/* VRNIC_DEV_STATUS_* */
+	__le32 fatal_code;		/* enum vrnic_fatal_code */
+	__le32 reset_ack;		/* copy of reset_req once done */
+	__le32 port_state;		/* enum vrnic_port_state */
+	__le32 active_mtu;		/* enum vrnic_mtu */
+	__le32 max_mtu;			/* enum vrnic_mtu */
+	__le32 eq_overflow;		/* events dropped: EQ full (counter) */
+	__le32 eth_rx_missed;		/* 1.1: frames dropped, no RX buffer */
+	__le32 eth_rx_oversize;		/* 1.1: frames dropped, buffer short */
+	__le32 ud_qkey_drops;		/* 1.3: datagrams dropped, wrong qkey */
+	__le32 ud_no_recv_drops;		/* 1.3: datagrams dropped, no receive */
+	__le32 ud_no_dest_drops;		/* 1.3: datagrams to no ready QP */
+	__le32 uc_drops;			/* 1.3: UC messages dropped */
 	__u8 rsvd_0f4[12];
 
 	/* 0x100: liveness; incremented by the device at least every 100 ms */
-	__u64 heartbeat;
+	__le64 heartbeat;
 	__u8 rsvd_108[56];
 
 	/* 0x140: idle handshake; written by the device */
-	__u32 need_wakeup;		/* VRNIC_DB_STATUS_*_WAKEUP bits */
+	__le32 need_wakeup;		/* VRNIC_DB_STATUS_*_WAKEUP bits */
 	__u8 rsvd_144[60];
 
 	/* 0x180: device-written ring indices (free-running) */
-	__u32 cmdq_ci;
-	__u32 aeq_pi;
-	__u32 tx_ci;
-	__u32 rx_ci;
+	__le32 cmdq_ci;
+	__le32 aeq_pi;
+	__le32 tx_ci;
+	__le32 rx_ci;
 	__u8 rsvd_190[48];
 
 	/* 0x1c0: spare device-written line */
 	__u8 rsvd_1c0[64];
 
 	/* 0x200: driver control; written by the driver */
-	__u32 driver_ctrl;		/* VRNIC_DRV_CTRL_* */
-	__u32 reset_req;		/* driver increments to request reset */
-	__u32 driver_version;		/* major << 16 | minor (informative) */
-	__u32 rsvd_20c;
-	__u64 driver_features;		/* subset of features */
+	__le32 driver_ctrl;		/* VRNIC_DRV_CTRL_* */
+	__le32 reset_req;		/* driver increments to request reset */
+	__le32 driver_version;		/* major << 16 | minor (informative) */
+	__le32 rsvd_20c;
+	__le64 driver_features;		/* subset of features */
 	__u8 rsvd_218[40];
 
 	/* 0x240: ring configuration; latched at DRIVER_OK 0 -> 1 */
-	__u64 cmdq_base;		/* guest physical, 4 KiB aligned */
-	__u64 aeq_base;
-	__u64 tx_base;			/* 0: Ethernet TX disabled */
-	__u64 rx_base;			/* 0: Ethernet RX disabled */
-	__u32 cmdq_log_depth;
-	__u32 aeq_log_depth;
-	__u32 tx_log_depth;
-	__u32 rx_log_depth;
+	__le64 cmdq_base;		/* guest physical, 4 KiB aligned */
+	__le64 aeq_base;
+	__le64 tx_base;			/* 0: Ethernet TX disabled */
+	__le64 rx_base;			/* 0: Ethernet RX disabled */
+	__le32 cmdq_log_depth;
+	__le32 aeq_log_depth;
+	__le32 tx_log_depth;
+	__le32 rx_log_depth;
 	__u8 rsvd_270[16];
 
 	/* 0x280: driver-written ring indices (free-running) */
-	__u32 cmdq_pi;
-	__u32 aeq_ci;
-	__u32 tx_pi;
-	__u32 rx_pi;
+	__le32 cmdq_pi;
+	__le32 aeq_ci;
+	__le32 tx_pi;
+	__le32 rx_pi;
 	__u8 rsvd_290[48];
 
 	__u8 rsvd_2c0[0x1000 - 0x2c0];
@@ -429,29 +431,29 @@ enum vrnic_cmd_status {
 #define VRNIC_AEQ_EQN			0	/* comp EQs are numbered >= 1 */
 
 struct vrnic_cmd_hdr {
-	__u16 opcode;			/* enum vrnic_cmd_opcode */
-	__u16 flags;			/* none defined: must be 0 */
-	__u32 seq;			/* driver's tag, left untouched */
-	__u32 status;			/* enum vrnic_cmd_status (device) */
-	__u32 syndrome;			/* device detail for logs (device) */
+	__le16 opcode;			/* enum vrnic_cmd_opcode */
+	__le16 flags;			/* none defined: must be 0 */
+	__le32 seq;			/* driver's tag, left untouched */
+	__le32 status;			/* enum vrnic_cmd_status (device) */
+	__le32 syndrome;			/* device detail for logs (device) */
 };
 
 /* Requests and responses.  A response overwrites the payload in place. */
 
 struct vrnic_cmd_handle {		/* DEALLOC_UCTX, DESTROY_*, DEREG_MR */
-	__u32 handle;
-	__u32 reserved;
+	__le32 handle;
+	__le32 reserved;
 };
 
 struct vrnic_cmd_query_device_resp {
-	__u32 num_uctx;			/* objects allocated right now */
-	__u32 num_pd;
-	__u32 num_mr;
-	__u32 num_cq;
-	__u32 num_qp;
-	__u32 num_srq;
-	__u32 num_ah;
-	__u32 num_eq;
+	__le32 num_uctx;			/* objects allocated right now */
+	__le32 num_pd;
+	__le32 num_mr;
+	__le32 num_cq;
+	__le32 num_qp;
+	__le32 num_srq;
+	__le32 num_ah;
+	__le32 num_eq;
 };
 
 struct vrnic_cmd_query_port {
@@ -464,26 +466,26 @@ struct vrnic_cmd_query_port_resp {
 	__u8 phys_state;		/* VRNIC_PORT_PHYS_* */
 	__u8 max_mtu;			/* enum vrnic_mtu */
 	__u8 active_mtu;		/* enum vrnic_mtu */
-	__u32 gid_tbl_len;
-	__u16 pkey_tbl_len;		/* 1 */
+	__le32 gid_tbl_len;
+	__le16 pkey_tbl_len;		/* 1 */
 	__u8 active_speed;		/* IB_SPEED_* */
 	__u8 active_width;		/* IB_WIDTH_* */
-	__u32 max_msg_sz;
+	__le32 max_msg_sz;
 };
 
 struct vrnic_cmd_alloc_uctx_resp {
-	__u32 uctx;
-	__u32 db_page;			/* BAR2 page index, >= 2 */
+	__le32 uctx;
+	__le32 db_page;			/* BAR2 page index, >= 2 */
 };
 
 struct vrnic_cmd_create_pd {
-	__u32 uctx;
-	__u32 reserved;
+	__le32 uctx;
+	__le32 reserved;
 };
 
 struct vrnic_cmd_create_pd_resp {
-	__u32 pd;
-	__u32 reserved;
+	__le32 pd;
+	__le32 reserved;
 };
 
 /* Access flags: MR access and QP access (IB_ACCESS_* values). */
@@ -503,47 +505,47 @@ enum vrnic_mr_flags {
 /* REG_MR page list levels */
 #define VRNIC_PBL_DIRECT		1
 #define VRNIC_PBL_INDIRECT		2
-#define VRNIC_PBL_ENTRIES_PER_PAGE	512	/* __u64 per 4 KiB leaf */
+#define VRNIC_PBL_ENTRIES_PER_PAGE	512	/* __le64 per 4 KiB leaf */
 
 #define VRNIC_MR_PAGE_SHIFT_MIN		12
 #define VRNIC_MR_PAGE_SHIFT_MAX		30
 
 struct vrnic_cmd_reg_mr {
-	__u32 pd;
-	__u32 access;			/* VRNIC_ACCESS_* */
-	__u64 iova;
-	__u64 length;
-	__u64 pbl_addr;			/* guest physical */
-	__u32 npages;
+	__le32 pd;
+	__le32 access;			/* VRNIC_ACCESS_* */
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;			/* guest physical */
+	__le32 npages;
 	__u8 page_shift;
 	__u8 pbl_level;			/* VRNIC_PBL_* */
-	__u16 flags;			/* VRNIC_MR_F_* */
+	__le16 flags;			/* VRNIC_MR_F_* */
 };
 
 struct vrnic_cmd_reg_mr_resp {
-	__u32 mr;
-	__u32 lkey;
-	__u32 rkey;
-	__u32 reserved;
+	__le32 mr;
+	__le32 lkey;
+	__le32 rkey;
+	__le32 reserved;
 };
 
 struct vrnic_cmd_create_cq {
-	__u32 uctx;
-	__u32 eqn;			/* completion EQ, >= 1 */
-	__u64 ring_addr;		/* guest physical, zeroed by driver */
-	__u32 log_depth;
-	__u32 flags;			/* none defined: must be 0 */
+	__le32 uctx;
+	__le32 eqn;			/* completion EQ, >= 1 */
+	__le64 ring_addr;		/* guest physical, zeroed by driver */
+	__le32 log_depth;
+	__le32 flags;			/* none defined: must be 0 */
 };
 
 struct vrnic_cmd_create_cq_resp {
-	__u32 cqn;
-	__u32 db_slot;
+	__le32 cqn;
+	__le32 db_slot;
 };
 
 struct vrnic_cmd_resize_cq {
-	__u32 cqn;
-	__u32 log_depth;
-	__u64 ring_addr;
+	__le32 cqn;
+	__le32 log_depth;
+	__le64 ring_addr;
 };
 
 /* QP types (IB_QPT_* values). */
@@ -564,29 +566,29 @@ enum vrnic_qp_flags {
 };
 
 struct vrnic_cmd_create_qp {
-	__u32 uctx;
-	__u32 pd;
+	__le32 uctx;
+	__le32 pd;
 	__u8 qp_type;			/* enum vrnic_qp_type */
 	__u8 reserved0;
-	__u16 flags;			/* VRNIC_QP_F_* */
-	__u32 send_cqn;
-	__u32 recv_cqn;
-	__u32 srqn;			/* VRNIC_HANDLE_NONE: own RQ */
-	__u64 sq_addr;
-	__u64 rq_addr;			/* 0 with an SRQ */
+	__le16 flags;			/* VRNIC_QP_F_* */
+	__le32 send_cqn;
+	__le32 recv_cqn;
+	__le32 srqn;			/* VRNIC_HANDLE_NONE: own RQ */
+	__le64 sq_addr;
+	__le64 rq_addr;			/* 0 with an SRQ */
 	__u8 sq_log_depth;
 	__u8 sq_wqe_shift;
 	__u8 rq_log_depth;		/* 0 with an SRQ */
 	__u8 rq_wqe_shift;		/* 0 with an SRQ */
-	__u16 max_send_sge;
-	__u16 max_recv_sge;
-	__u32 max_inline;
-	__u32 reserved1;
+	__le16 max_send_sge;
+	__le16 max_recv_sge;
+	__le32 max_inline;
+	__le32 reserved1;
 };
 
 struct vrnic_cmd_create_qp_resp {
-	__u32 qpn;
-	__u32 db_slot;
+	__le32 qpn;
+	__le32 db_slot;
 };
 
 /* QP states (IB_QPS_* values). */
@@ -639,13 +641,13 @@ enum vrnic_gid_type {
 /* Address vector: the remote end of an RC QP or a UD AH. */
 struct vrnic_av {
 	__u8 dgid[16];
-	__u32 flow_label;
+	__le32 flow_label;
 	__u8 sgid_index;
 	__u8 hop_limit;
 	__u8 traffic_class;
 	__u8 sl;
 	__u8 dmac[6];
-	__u16 vlan_id;			/* VRNIC_VLAN_NONE: untagged */
+	__le16 vlan_id;			/* VRNIC_VLAN_NONE: untagged */
 };
 
 struct vrnic_qp_attr {
@@ -653,12 +655,12 @@ struct vrnic_qp_attr {
 	__u8 cur_qp_state;
 	__u8 path_mtu;			/* enum vrnic_mtu */
 	__u8 port_num;			/* 1 */
-	__u32 qp_access_flags;		/* VRNIC_ACCESS_REMOTE_* */
-	__u32 qkey;
-	__u32 dest_qpn;
-	__u32 rq_psn;
-	__u32 sq_psn;
-	__u16 pkey_index;		/* 0 */
+	__le32 qp_access_flags;		/* VRNIC_ACCESS_REMOTE_* */
+	__le32 qkey;
+	__le32 dest_qpn;
+	__le32 rq_psn;
+	__le32 sq_psn;
+	__le16 pkey_index;		/* 0 */
 	__u8 min_rnr_timer;		/* IB encoding, 0..31 */
 	__u8 timeout;			/* 4.096 us * 2^timeout, 0..31 */
 	__u8 retry_cnt;			/* 0..7 */
@@ -672,8 +674,8 @@ struct vrnic_qp_attr {
 };
 
 struct vrnic_cmd_modify_qp {
-	__u32 qpn;
-	__u32 attr_mask;		/* VRNIC_QP_ATTR_* */
+	__le32 qpn;
+	__le32 attr_mask;		/* VRNIC_QP_ATTR_* */
 	struct vrnic_qp_attr attr;
 };
 
@@ -682,18 +684,18 @@ struct vrnic_cmd_query_qp_resp {
 };
 
 struct vrnic_cmd_create_srq {
-	__u32 uctx;
-	__u32 pd;
-	__u64 ring_addr;
+	__le32 uctx;
+	__le32 pd;
+	__le64 ring_addr;
 	__u8 log_depth;
 	__u8 wqe_shift;
-	__u16 max_sge;
-	__u32 srq_limit;
+	__le16 max_sge;
+	__le32 srq_limit;
 };
 
 struct vrnic_cmd_create_srq_resp {
-	__u32 srqn;
-	__u32 db_slot;
+	__le32 srqn;
+	__le32 db_slot;
 };
 
 /* MODIFY_SRQ attr_mask (IB_SRQ_* values) */
@@ -703,21 +705,21 @@ enum vrnic_srq_attr_mask {
 };
 
 struct vrnic_cmd_modify_srq {
-	__u32 srqn;
-	__u32 attr_mask;
-	__u32 max_wr;
-	__u32 srq_limit;
+	__le32 srqn;
+	__le32 attr_mask;
+	__le32 max_wr;
+	__le32 srq_limit;
 };
 
 struct vrnic_cmd_create_ah {
-	__u32 pd;
-	__u32 reserved;
+	__le32 pd;
+	__le32 reserved;
 	struct vrnic_av av;
 };
 
 struct vrnic_cmd_create_ah_resp {
-	__u32 ah;
-	__u32 reserved;
+	__le32 ah;
+	__le32 reserved;
 };
 
 /* SET_GID flags */
@@ -726,24 +728,24 @@ enum vrnic_gid_flags {
 };
 
 struct vrnic_cmd_set_gid {
-	__u32 index;
+	__le32 index;
 	__u8 gid_type;			/* enum vrnic_gid_type */
 	__u8 flags;			/* VRNIC_GID_F_* */
-	__u16 vlan_id;			/* VRNIC_VLAN_NONE: untagged */
+	__le16 vlan_id;			/* VRNIC_VLAN_NONE: untagged */
 	__u8 gid[16];
 	__u8 mac[6];
-	__u16 reserved;
+	__le16 reserved;
 };
 
 struct vrnic_cmd_create_eq {
-	__u64 ring_addr;		/* guest physical, zeroed by driver */
-	__u32 log_depth;
-	__u32 vector;			/* MSI-X vector, >= VRNIC_IRQ_COMP_BASE */
+	__le64 ring_addr;		/* guest physical, zeroed by driver */
+	__le32 log_depth;
+	__le32 vector;			/* MSI-X vector, >= VRNIC_IRQ_COMP_BASE */
 };
 
 struct vrnic_cmd_create_eq_resp {
-	__u32 eqn;
-	__u32 db_slot;			/* in the kernel doorbell page */
+	__le32 eqn;
+	__le32 db_slot;			/* in the kernel doorbell page */
 };
 
 /* SET_ETH flags (1.1) */
@@ -752,8 +754,8 @@ enum vrnic_eth_flags {
 };
 
 struct vrnic_cmd_set_eth {
-	__u32 flags;			/* VRNIC_ETH_F_* */
-	__u32 reserved;
+	__le32 flags;			/* VRNIC_ETH_F_* */
+	__le32 reserved;
 };
 
 struct vrnic_cmd {
@@ -815,9 +817,9 @@ enum vrnic_eqe_type {
 struct vrnic_eqe {
 	__u8 type;			/* enum vrnic_eqe_type */
 	__u8 owner;			/* bit 0: phase; stored last */
-	__u16 reserved;
-	__u32 obj;
-	__u64 aux;			/* type-specific, 0 if unused */
+	__le16 reserved;
+	__le32 obj;
+	__le64 aux;			/* type-specific, 0 if unused */
 };
 
 /* ------------------------------------------------------------------------
@@ -880,20 +882,20 @@ enum vrnic_net_type {
 #define VRNIC_GRH_SIZE			40
 
 struct vrnic_cqe {
-	__u64 wr_id;
-	__u32 qpn;
-	__u32 byte_len;
+	__le64 wr_id;
+	__le32 qpn;
+	__le32 byte_len;
 	__be32 imm_data;		/* network order, as verbs returns it */
-	__u32 src_qp;
+	__le32 src_qp;
 	__u8 opcode;			/* enum vrnic_cqe_opcode */
 	__u8 status;			/* enum vrnic_wc_status */
 	__u8 flags;			/* VRNIC_CQE_F_* */
 	__u8 owner;			/* bit 0: phase; stored last */
-	__u32 vendor_err;
-	__u16 pkey_index;
+	__le32 vendor_err;
+	__le16 pkey_index;
 	__u8 sl;
 	__u8 dlid_path_bits;
-	__u32 wqe_idx;			/* free-running index of the WQE */
+	__le32 wqe_idx;			/* free-running index of the WQE */
 	__u8 network_hdr_type;		/* 1.3: enum vrnic_net_type, F_GRH */
 	__u8 reserved0;
 	__u8 smac[6];			/* 1.3: sender's MAC, with F_GRH */
@@ -926,30 +928,30 @@ enum vrnic_wqe_flags {
 };
 
 struct vrnic_sge {
-	__u64 addr;
-	__u32 length;
-	__u32 lkey;
+	__le64 addr;
+	__le32 length;
+	__le32 lkey;
 };
 
 struct vrnic_wqe_rdma {
-	__u64 remote_addr;
-	__u32 rkey;
-	__u32 reserved;
+	__le64 remote_addr;
+	__le32 rkey;
+	__le32 reserved;
 };
 
 struct vrnic_wqe_atomic {
-	__u64 remote_addr;		/* 8-byte aligned */
-	__u32 rkey;
-	__u32 reserved;
-	__u64 compare_add;		/* host order */
-	__u64 swap;			/* host order */
+	__le64 remote_addr;		/* 8-byte aligned */
+	__le32 rkey;
+	__le32 reserved;
+	__le64 compare_add;		/* host order */
+	__le64 swap;			/* host order */
 };
 
 struct vrnic_wqe_ud {			/* UD sends (1.3) */
-	__u32 ah;
-	__u32 remote_qpn;
-	__u32 remote_qkey;
-	__u32 reserved;
+	__le32 ah;
+	__le32 remote_qpn;
+	__le32 remote_qkey;
+	__le32 reserved;
 };
 
 /*
@@ -958,7 +960,7 @@ struct vrnic_wqe_ud {			/* UD sends (1.3) */
  * vrnic_inline_hdr followed by the inline bytes.
  */
 struct vrnic_send_wqe_hdr {
-	__u64 wr_id;
+	__le64 wr_id;
 	__u8 opcode;			/* enum vrnic_wr_opcode */
 	__u8 flags;			/* VRNIC_WQE_F_* */
 	__u8 num_sge;
@@ -973,13 +975,13 @@ struct vrnic_send_wqe_hdr {
 };
 
 struct vrnic_inline_hdr {
-	__u32 length;
-	__u32 reserved;
+	__le32 length;
+	__le32 reserved;
 };
 
 /* Receive WQE: this header, then num_sge struct vrnic_sge. */
 struct vrnic_recv_wqe_hdr {
-	__u64 wr_id;
+	__le64 wr_id;
 	__u8 num_sge;
 	__u8 reserved[7];
 };
@@ -1018,10 +1020,10 @@ enum vrnic_eth_status {
 #define VRNIC_ETH_HDR_MAX		18	/* header + one VLAN tag */
 
 struct vrnic_eth_desc {
-	__u64 addr;			/* guest physical, one whole frame */
-	__u32 len;			/* TX: frame; RX: buffer, then frame */
-	__u16 flags;			/* none defined: must be 0 */
-	__u16 status;			/* VRNIC_ETH_ST_* (device) */
+	__le64 addr;			/* guest physical, one whole frame */
+	__le32 len;			/* TX: frame; RX: buffer, then frame */
+	__le16 flags;			/* none defined: must be 0 */
+	__le16 status;			/* VRNIC_ETH_ST_* (device) */
 };
 
 /* ------------------------------------------------------------------------

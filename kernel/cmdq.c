@@ -249,8 +249,8 @@ static int vrnic_cmd_post(struct vrnic_dev *dev, struct vrnic_cmd_wait *w,
 	slot = vrnic_ring_slot(w->idx, q->log_depth);
 	entry = (struct vrnic_cmd *)q->ring.va + slot;
 	memset(entry, 0, sizeof(*entry));
-	entry->hdr.opcode = w->opcode;
-	entry->hdr.seq = w->seq;
+	entry->hdr.opcode = cpu_to_le16(w->opcode);
+	entry->hdr.seq = cpu_to_le32(w->seq);
 	if (req_len)
 		memcpy(entry->payload, req, req_len);
 	vrnic_check(!q->wait[slot]);
@@ -306,33 +306,37 @@ static int vrnic_cmd_result(struct vrnic_dev *dev,
 			    size_t resp_len)
 {
 	const struct vrnic_cmd_hdr *hdr = &w->entry.hdr;
+	u32 seq, status, syndrome;
+	u16 opcode;
 	int err;
 
 	if (w->err)
 		return w->err;
 
-	if (hdr->seq != w->seq || hdr->opcode != w->opcode) {
+	seq = le32_to_cpu(hdr->seq);
+	opcode = le16_to_cpu(hdr->opcode);
+	if (seq != w->seq || opcode != w->opcode) {
 		dev_err(&dev->pdev->dev,
 			"command %s: completion carries opcode %u seq %u, expected seq %u\n",
-			vrnic_cmd_name(w->opcode), hdr->opcode, hdr->seq,
-			w->seq);
+			vrnic_cmd_name(w->opcode), opcode, seq, w->seq);
 		vrnic_set_fatal(dev, "corrupt command completion");
 		return -EIO;
 	}
 
-	err = vrnic_cmd_status_to_errno(hdr->status);
+	status = le32_to_cpu(hdr->status);
+	syndrome = le32_to_cpu(hdr->syndrome);
+	err = vrnic_cmd_status_to_errno(status);
 	if (err) {
 		vrnic_count(dev, VRNIC_CNT_CMD_ERRORS, 1);
-		if (hdr->status == VRNIC_CMD_STATUS_INTERNAL || err == -EIO)
+		if (status == VRNIC_CMD_STATUS_INTERNAL || err == -EIO)
 			dev_err_ratelimited(&dev->pdev->dev,
 					    "command %s failed: status %u syndrome %#x\n",
-					    vrnic_cmd_name(w->opcode),
-					    hdr->status, hdr->syndrome);
+					    vrnic_cmd_name(w->opcode), status,
+					    syndrome);
 		else
 			dev_dbg(&dev->pdev->dev,
 				"command %s failed: status %u syndrome %#x\n",
-				vrnic_cmd_name(w->opcode), hdr->status,
-				hdr->syndrome);
+				vrnic_cmd_name(w->opcode), status, syndrome);
 		return err;
 	}
 
@@ -380,7 +384,7 @@ int vrnic_cmd_exec(struct vrnic_dev *dev, u16 opcode, const void *req,
  */
 int vrnic_cmd_destroy(struct vrnic_dev *dev, u16 opcode, u32 handle)
 {
-	struct vrnic_cmd_handle req = { .handle = handle };
+	struct vrnic_cmd_handle req = { .handle = cpu_to_le32(handle) };
 	int err;
 
 	err = vrnic_cmd_exec(dev, opcode, &req, sizeof(req), NULL, 0);

@@ -41,7 +41,7 @@ static void vrnic_bad_eqe(struct vrnic_dev *dev, const struct vrnic_eq *eq,
 	vrnic_count(dev, VRNIC_CNT_BAD_EQES, 1);
 	dev_dbg_ratelimited(&dev->pdev->dev,
 			    "EQ %u: skipping EQE type %u obj %u\n", eq->eqn,
-			    eqe->type, eqe->obj);
+			    eqe->type, le32_to_cpu(eqe->obj));
 }
 
 static void vrnic_cq_event(struct vrnic_dev *dev, u32 cqn)
@@ -89,34 +89,36 @@ static void vrnic_qp_event(struct vrnic_dev *dev, u32 qpn,
 
 static void vrnic_aeq_event(struct vrnic_dev *dev, const struct vrnic_eqe *eqe)
 {
+	u32 obj = le32_to_cpu(eqe->obj);
+
 	vrnic_count(dev, VRNIC_CNT_ASYNC_EVENTS, 1);
 
 	switch (eqe->type) {
 	case VRNIC_EQE_CQ_ERROR:
-		vrnic_cq_event(dev, eqe->obj);
+		vrnic_cq_event(dev, obj);
 		return;
 	case VRNIC_EQE_QP_FATAL:
-		vrnic_qp_event(dev, eqe->obj, IB_EVENT_QP_FATAL, true);
+		vrnic_qp_event(dev, obj, IB_EVENT_QP_FATAL, true);
 		return;
 	case VRNIC_EQE_QP_REQ_ERR:
-		vrnic_qp_event(dev, eqe->obj, IB_EVENT_QP_REQ_ERR, true);
+		vrnic_qp_event(dev, obj, IB_EVENT_QP_REQ_ERR, true);
 		return;
 	case VRNIC_EQE_QP_ACCESS_ERR:
-		vrnic_qp_event(dev, eqe->obj, IB_EVENT_QP_ACCESS_ERR, true);
+		vrnic_qp_event(dev, obj, IB_EVENT_QP_ACCESS_ERR, true);
 		return;
 	case VRNIC_EQE_COMM_EST:
-		vrnic_qp_event(dev, eqe->obj, IB_EVENT_COMM_EST, false);
+		vrnic_qp_event(dev, obj, IB_EVENT_COMM_EST, false);
 		return;
 	case VRNIC_EQE_SQ_DRAINED:
-		vrnic_qp_event(dev, eqe->obj, IB_EVENT_SQ_DRAINED, false);
+		vrnic_qp_event(dev, obj, IB_EVENT_SQ_DRAINED, false);
 		return;
 	case VRNIC_EQE_QP_LAST_WQE_REACHED:
-		vrnic_qp_event(dev, eqe->obj, IB_EVENT_QP_LAST_WQE_REACHED,
+		vrnic_qp_event(dev, obj, IB_EVENT_QP_LAST_WQE_REACHED,
 			       false);
 		return;
 	case VRNIC_EQE_PORT_ACTIVE:
 	case VRNIC_EQE_PORT_ERR:
-		if (eqe->obj != 1)
+		if (obj != 1)
 			break;
 		vrnic_eth_link_update(dev);
 		vrnic_ib_dispatch(dev, eqe->type == VRNIC_EQE_PORT_ACTIVE ?
@@ -124,7 +126,7 @@ static void vrnic_aeq_event(struct vrnic_dev *dev, const struct vrnic_eqe *eqe)
 		return;
 	case VRNIC_EQE_DEVICE_FATAL:
 		dev_err(&dev->pdev->dev, "device fatal error, code %u\n",
-			eqe->obj);
+			obj);
 		vrnic_set_fatal(dev, "device reported a fatal error");
 		return;
 	default:
@@ -187,7 +189,7 @@ static irqreturn_t vrnic_ceq_irq(int irq, void *data)
 			vrnic_bad_eqe(dev, eq, &eqe);
 			continue;
 		}
-		cq = vrnic_cq_get(dev, eqe.obj);
+		cq = vrnic_cq_get(dev, le32_to_cpu(eqe.obj));
 		if (!cq) {
 			/* A CQ destroyed with an event in flight. */
 			continue;
@@ -310,19 +312,19 @@ static int vrnic_ceq_create(struct vrnic_dev *dev, struct vrnic_eq *eq,
 		goto err_free;
 	eq->irq = irq;
 
-	req.ring_addr = eq->ring.dma;
-	req.log_depth = eq->log_depth;
-	req.vector = eq->vector;
+	req.ring_addr = cpu_to_le64(eq->ring.dma);
+	req.log_depth = cpu_to_le32(eq->log_depth);
+	req.vector = cpu_to_le32(eq->vector);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_EQ, &req, sizeof(req),
 			     &resp, sizeof(resp));
 	if (err)
 		goto err_free;
-	eq->eqn = resp.eqn;
-	eq->db_slot = resp.db_slot;
+	eq->eqn = le32_to_cpu(resp.eqn);
+	eq->db_slot = le32_to_cpu(resp.db_slot);
 	eq->created = true;
-	if (resp.eqn == VRNIC_AEQ_EQN || !vrnic_db_slot_valid(resp.db_slot)) {
+	if (eq->eqn == VRNIC_AEQ_EQN || !vrnic_db_slot_valid(eq->db_slot)) {
 		dev_err(&dev->pdev->dev, "CREATE_EQ returned eqn %u slot %u\n",
-			resp.eqn, resp.db_slot);
+			eq->eqn, eq->db_slot);
 		err = -EIO;
 		goto err_free;
 	}

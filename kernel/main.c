@@ -71,7 +71,7 @@ static void vrnic_flag_db_pages_fatal(struct vrnic_dev *dev)
 {
 	struct vrnic_db_page __iomem *pages = dev->bar2;
 	u32 end = dev->caps.db_page_first + dev->caps.db_page_count;
-	u32 __iomem *st;
+	__le32 __iomem *st;
 	u32 p;
 
 	for (p = dev->caps.db_page_first; p < end; p++) {

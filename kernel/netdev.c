@@ -138,8 +138,8 @@ static netdev_tx_t vrnic_eth_xmit(struct sk_buff *skb,
 	tx->dma[slot] = dma;
 	tx->len[slot] = skb->len;
 	desc = vrnic_eth_desc(tx, tx->pi);
-	desc->addr = dma;
-	desc->len = skb->len;
+	desc->addr = cpu_to_le64(dma);
+	desc->len = cpu_to_le32(skb->len);
 	desc->flags = 0;
 	desc->status = 0;
 	skb_tx_timestamp(skb);
@@ -182,7 +182,7 @@ static void vrnic_eth_tx_reclaim(struct vrnic_eth *eth, int budget)
 	while (tx->ci != hw_ci) {
 		slot = vrnic_eth_slot(tx, tx->ci);
 		desc = vrnic_eth_desc(tx, tx->ci);
-		status = READ_ONCE(desc->status);
+		status = le16_to_cpu(READ_ONCE(desc->status));
 		dma_unmap_single(&dev->pdev->dev, tx->dma[slot], tx->len[slot],
 				 DMA_TO_DEVICE);
 		if (status & VRNIC_ETH_ST_ERR) {
@@ -234,8 +234,8 @@ static void vrnic_eth_rx_refill(struct vrnic_eth *eth)
 		rx->dma[slot] = dma;
 		rx->len[slot] = eth->rx_buf_len;
 		desc = vrnic_eth_desc(rx, rx->pi);
-		desc->addr = dma;
-		desc->len = eth->rx_buf_len;
+		desc->addr = cpu_to_le64(dma);
+		desc->len = cpu_to_le32(eth->rx_buf_len);
 		desc->flags = 0;
 		desc->status = 0;
 		rx->pi++;
@@ -266,8 +266,8 @@ static int vrnic_eth_rx(struct vrnic_eth *eth, int budget)
 	while (done < budget && rx->ci != hw_ci) {
 		slot = vrnic_eth_slot(rx, rx->ci);
 		desc = vrnic_eth_desc(rx, rx->ci);
-		len = READ_ONCE(desc->len);
-		status = READ_ONCE(desc->status);
+		len = le32_to_cpu(READ_ONCE(desc->len));
+		status = le16_to_cpu(READ_ONCE(desc->status));
 		skb = rx->skb[slot];
 		rx->skb[slot] = NULL;
 		rx->ci++;
@@ -408,7 +408,7 @@ static int vrnic_eth_set_features(struct net_device *netdev,
 	if (!((netdev->features ^ features) & NETIF_F_LOOPBACK))
 		return 0;
 	if (features & NETIF_F_LOOPBACK)
-		req.flags = VRNIC_ETH_F_LOOPBACK;
+		req.flags = cpu_to_le32(VRNIC_ETH_F_LOOPBACK);
 	return vrnic_cmd_exec(eth->dev, VRNIC_CMD_SET_ETH, &req, sizeof(req),
 			      NULL, 0);
 }

@@ -30,13 +30,14 @@ int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av)
 			return err;
 	}
 	memcpy(av->dgid, grh->dgid.raw, sizeof(av->dgid));
-	av->flow_label = grh->flow_label & 0xfffff;
+	av->flow_label = cpu_to_le32(grh->flow_label & 0xfffff);
 	av->sgid_index = grh->sgid_index;
 	av->hop_limit = grh->hop_limit;
 	av->traffic_class = grh->traffic_class;
 	av->sl = rdma_ah_get_sl(ah) & 0xf;
 	ether_addr_copy(av->dmac, ah->roce.dmac);
-	av->vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	av->vlan_id = cpu_to_le16(vlan_id < VLAN_N_VID ? vlan_id :
+				  VRNIC_VLAN_NONE);
 	return 0;
 }
 
@@ -60,6 +61,7 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	struct vrnic_cmd_create_ah_resp resp = {};
 	struct vrnic_cmd_create_ah req = {};
 	struct vrnic_ah_destroy *d;
+	u32 handle;
 	int err;
 
 	if (!dev->caps.max_ah ||
@@ -78,7 +80,7 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		ibdev_dbg(ibah->device, "address vector refused: %d\n", err);
 		return err;
 	}
-	req.pd = to_vpd(ibah->pd)->pdn;
+	req.pd = cpu_to_le32(to_vpd(ibah->pd)->pdn);
 	/* Allocated now: destroy_ah may come from atomic context. */
 	d = kzalloc(sizeof(*d), GFP_KERNEL);
 	if (!d)
@@ -87,20 +89,21 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 			     &resp, sizeof(resp));
 	if (err)
 		goto err_free;
+	handle = le32_to_cpu(resp.ah);
 	if (udata) {
-		uresp.ah_handle = resp.ah;
+		uresp.ah_handle = handle;
 		err = vrnic_udata_out(udata, &uresp, sizeof(uresp));
 		if (err)
 			goto err_destroy;
 	}
 	INIT_WORK(&d->work, vrnic_ah_destroy_work);
 	d->dev = dev;
-	d->handle = resp.ah;
+	d->handle = handle;
 	to_vah(ibah)->deferred = d;
 	return 0;
 
 err_destroy:
-	vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_AH, resp.ah);
+	vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_AH, handle);
 err_free:
 	kfree(d);
 	return err;

@@ -136,19 +136,19 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		cq->ring = ring;
 	}
 
-	req.uctx = uc ? uc->uctx : VRNIC_UCTX_KERNEL;
-	req.eqn = cq->eqn;
-	req.ring_addr = ring_dma;
-	req.log_depth = log_depth;
+	req.uctx = cpu_to_le32(uc ? uc->uctx : VRNIC_UCTX_KERNEL);
+	req.eqn = cpu_to_le32(cq->eqn);
+	req.ring_addr = cpu_to_le64(ring_dma);
+	req.log_depth = cpu_to_le32(log_depth);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_CQ, &req, sizeof(req),
 			     &resp, sizeof(resp));
 	if (err)
 		goto err_free_ring;
-	cq->cqn = resp.cqn;
-	cq->db_slot = resp.db_slot;
-	if (!resp.cqn || !vrnic_db_slot_valid(resp.db_slot)) {
+	cq->cqn = le32_to_cpu(resp.cqn);
+	cq->db_slot = le32_to_cpu(resp.db_slot);
+	if (!cq->cqn || !vrnic_db_slot_valid(cq->db_slot)) {
 		dev_err(&dev->pdev->dev, "CREATE_CQ returned cqn %u slot %u\n",
-			resp.cqn, resp.db_slot);
+			cq->cqn, cq->db_slot);
 		err = -EIO;
 		goto err_destroy;
 	}
@@ -232,9 +232,9 @@ int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = vrnic_dma_alloc(dev, &ring, VRNIC_CQE_SIZE << log_depth);
 	if (err)
 		return err;
-	req.cqn = cq->cqn;
-	req.log_depth = log_depth;
-	req.ring_addr = ring.dma;
+	req.cqn = cpu_to_le32(cq->cqn);
+	req.log_depth = cpu_to_le32(log_depth);
+	req.ring_addr = cpu_to_le64(ring.dma);
 
 	if (uc) {
 		uresp.ring_size = ring.size;
@@ -330,7 +330,9 @@ int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 			   const struct vrnic_cqe *cqe, struct ib_wc *wc)
 {
+	u32 wqe_idx = le32_to_cpu(cqe->wqe_idx);
 	bool send = cqe->opcode < VRNIC_CQE_OP_RECV;
+	u32 qpn = le32_to_cpu(cqe->qpn);
 	struct vrnic_qp *qp;
 	u64 wr_id;
 
@@ -349,11 +351,11 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	}
 
 	/* Destroyed QPs leave qp_xa before they take cq->lock: safe. */
-	qp = xa_load(&dev->qp_xa, cqe->qpn);
+	qp = xa_load(&dev->qp_xa, qpn);
 	if (!qp || qp->user ||
 	    (send ? qp->ibqp.send_cq : qp->ibqp.recv_cq) != &cq->ibcq)
 		goto bad;
-	if (!vrnic_qp_retire(qp, send, cqe->wqe_idx, &wr_id))
+	if (!vrnic_qp_retire(qp, send, wqe_idx, &wr_id))
 		goto bad;
 
 	memset(wc, 0, sizeof(*wc));
@@ -361,14 +363,14 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	wc->status = cqe->status <= VRNIC_WC_GENERAL_ERR ?
 		     cqe->status : IB_WC_GENERAL_ERR;
 	wc->opcode = cqe->opcode;
-	wc->vendor_err = cqe->vendor_err;
-	wc->byte_len = cqe->byte_len;
+	wc->vendor_err = le32_to_cpu(cqe->vendor_err);
+	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
 	if (cqe->flags & VRNIC_CQE_F_WITH_IMM) {
 		wc->ex.imm_data = cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	}
-	wc->src_qp = cqe->src_qp & VRNIC_QPN_MASK;
+	wc->src_qp = le32_to_cpu(cqe->src_qp) & VRNIC_QPN_MASK;
 	wc->pkey_index = 0;
 	wc->sl = cqe->sl & 0xf;
 	wc->port_num = 1;
@@ -378,7 +380,7 @@ bad:
 	vrnic_count(dev, VRNIC_CNT_BAD_CQES, 1);
 	dev_dbg_ratelimited(&dev->pdev->dev,
 			    "CQ %u: skipping CQE qpn %u opcode %u wqe_idx %u\n",
-			    cq->cqn, cqe->qpn, cqe->opcode, cqe->wqe_idx);
+			    cq->cqn, qpn, cqe->opcode, wqe_idx);
 	return false;
 }
 

@@ -210,10 +210,11 @@ int vrnic_add_gid(const struct ib_gid_attr *attr, void **context)
 	if (err)
 		return err;
 
-	req.index = attr->index;
+	req.index = cpu_to_le32(attr->index);
 	req.gid_type = VRNIC_GID_TYPE_ROCE_V2;
 	req.flags = VRNIC_GID_F_VALID;
-	req.vlan_id = vlan_id < VLAN_N_VID ? vlan_id : VRNIC_VLAN_NONE;
+	req.vlan_id = cpu_to_le16(vlan_id < VLAN_N_VID ? vlan_id :
+				  VRNIC_VLAN_NONE);
 	memcpy(req.gid, attr->gid.raw, sizeof(req.gid));
 	ether_addr_copy(req.mac, mac);
 	return vrnic_set_gid(dev, &req);
@@ -226,6 +227,6 @@ int vrnic_del_gid(const struct ib_gid_attr *attr, void **context)
 
 	if (attr->index >= dev->caps.gid_tbl_len)
 		return -EINVAL;
-	req.index = attr->index;
+	req.index = cpu_to_le32(attr->index);
 	return vrnic_set_gid(dev, &req);
 }

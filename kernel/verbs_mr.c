@@ -37,7 +37,7 @@ static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
 			   struct vrnic_pbl *pbl)
 {
 	struct ib_block_iter biter;
-	u64 *top, *leaf;
+	__le64 *top, *leaf;
 	u32 i, n = 0;
 	int err;
 
@@ -51,7 +51,7 @@ static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
 		rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
 			if (n >= npages)
 				break;
-			top[n++] = rdma_block_iter_dma_address(&biter);
+			top[n++] = cpu_to_le64(rdma_block_iter_dma_address(&biter));
 		}
 		if (n != npages) {
 			vrnic_pbl_free(dev, pbl);
@@ -72,14 +72,14 @@ static int vrnic_pbl_build(struct vrnic_dev *dev, struct ib_umem *umem,
 	for (i = 0; i < pbl->nleaves; i++) {
 		if (vrnic_dma_alloc(dev, &pbl->leaves[i], VRNIC_PAGE_SIZE))
 			goto err_nomem;
-		top[i] = pbl->leaves[i].dma;
+		top[i] = cpu_to_le64(pbl->leaves[i].dma);
 	}
 	rdma_umem_for_each_dma_block(umem, &biter, pgsz) {
 		if (n >= npages)
 			break;
 		leaf = pbl->leaves[n / VRNIC_PBL_ENTRIES_PER_PAGE].va;
 		leaf[n % VRNIC_PBL_ENTRIES_PER_PAGE] =
-			rdma_block_iter_dma_address(&biter);
+			cpu_to_le64(rdma_block_iter_dma_address(&biter));
 		n++;
 	}
 	if (n != npages) {
@@ -103,13 +103,13 @@ static int vrnic_reg_mr_cmd(struct vrnic_dev *dev, struct vrnic_mr *mr,
 			     sizeof(resp));
 	if (err)
 		return err;
-	if (resp.mr == VRNIC_HANDLE_NONE) {
+	mr->handle = le32_to_cpu(resp.mr);
+	if (mr->handle == VRNIC_HANDLE_NONE) {
 		dev_err(&dev->pdev->dev, "REG_MR returned handle 0\n");
 		return -EIO;
 	}
-	mr->handle = resp.mr;
-	mr->ibmr.lkey = resp.lkey;
-	mr->ibmr.rkey = resp.rkey;
+	mr->ibmr.lkey = le32_to_cpu(resp.lkey);
+	mr->ibmr.rkey = le32_to_cpu(resp.rkey);
 	return 0;
 }
 
@@ -127,9 +127,9 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access)
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	req.pd = to_vpd(ibpd)->pdn;
-	req.access = access & VRNIC_ACCESS_LOCAL_WRITE;
-	req.flags = VRNIC_MR_F_PHYS;
+	req.pd = cpu_to_le32(to_vpd(ibpd)->pdn);
+	req.access = cpu_to_le32(access & VRNIC_ACCESS_LOCAL_WRITE);
+	req.flags = cpu_to_le16(VRNIC_MR_F_PHYS);
 	err = vrnic_reg_mr_cmd(dev, mr, &req);
 	if (err) {
 		kfree(mr);
@@ -196,12 +196,12 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (err)
 		goto err_release;
 
-	req.pd = to_vpd(ibpd)->pdn;
-	req.access = access;
-	req.iova = virt_addr;
-	req.length = length;
-	req.pbl_addr = pbl.top.dma;
-	req.npages = npages;
+	req.pd = cpu_to_le32(to_vpd(ibpd)->pdn);
+	req.access = cpu_to_le32(access);
+	req.iova = cpu_to_le64(virt_addr);
+	req.length = cpu_to_le64(length);
+	req.pbl_addr = cpu_to_le64(pbl.top.dma);
+	req.npages = cpu_to_le32(npages);
 	req.page_shift = __ffs(pgsz);
 	req.pbl_level = pbl.level;
 	mr->npages = npages;

@@ -27,16 +27,16 @@ int vrnic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	err = vrnic_udata_no_input(udata);
 	if (err)
 		return err;
-	req.uctx = vrnic_udata_uctx(udata);
+	req.uctx = cpu_to_le32(vrnic_udata_uctx(udata));
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_PD, &req, sizeof(req),
 			     &resp, sizeof(resp));
 	if (err)
 		return err;
-	if (resp.pd == VRNIC_HANDLE_NONE) {
+	pd->pdn = le32_to_cpu(resp.pd);
+	if (pd->pdn == VRNIC_HANDLE_NONE) {
 		dev_err(&dev->pdev->dev, "CREATE_PD returned handle 0\n");
 		return -EIO;
 	}
-	pd->pdn = resp.pd;
 	return 0;
 }
 

@@ -257,32 +257,32 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto err_free_sq;
 
-	req.uctx = uc ? uc->uctx : VRNIC_UCTX_KERNEL;
-	req.pd = to_vpd(ibqp->pd)->pdn;
+	req.uctx = cpu_to_le32(uc ? uc->uctx : VRNIC_UCTX_KERNEL);
+	req.pd = cpu_to_le32(to_vpd(ibqp->pd)->pdn);
 	if (init->sq_sig_type == IB_SIGNAL_ALL_WR)
-		req.flags |= VRNIC_QP_F_SQ_SIG_ALL;
-	req.send_cqn = to_vcq(init->send_cq)->cqn;
-	req.recv_cqn = to_vcq(init->recv_cq)->cqn;
-	req.srqn = VRNIC_HANDLE_NONE;
-	req.sq_addr = sq_dma;
-	req.rq_addr = rq_dma;
+		req.flags |= cpu_to_le16(VRNIC_QP_F_SQ_SIG_ALL);
+	req.send_cqn = cpu_to_le32(to_vcq(init->send_cq)->cqn);
+	req.recv_cqn = cpu_to_le32(to_vcq(init->recv_cq)->cqn);
+	req.srqn = cpu_to_le32(VRNIC_HANDLE_NONE);
+	req.sq_addr = cpu_to_le64(sq_dma);
+	req.rq_addr = cpu_to_le64(rq_dma);
 	req.sq_log_depth = sq_log;
 	req.sq_wqe_shift = sq_shift;
 	req.rq_log_depth = rq_log;
 	req.rq_wqe_shift = rq_shift;
-	req.max_send_sge = qp->sq.max_sge;
-	req.max_recv_sge = qp->rq.max_sge;
-	req.max_inline = qp->max_inline;
+	req.max_send_sge = cpu_to_le16(qp->sq.max_sge);
+	req.max_recv_sge = cpu_to_le16(qp->rq.max_sge);
+	req.max_inline = cpu_to_le32(qp->max_inline);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_QP, &req, sizeof(req),
 			     &resp, sizeof(resp));
 	if (err)
 		goto err_free_rq;
-	qp->qpn = resp.qpn;
-	qp->db_slot = resp.db_slot;
-	if (resp.qpn < VRNIC_QPN_MIN || resp.qpn > VRNIC_QPN_MASK ||
-	    !vrnic_db_slot_valid(resp.db_slot)) {
+	qp->qpn = le32_to_cpu(resp.qpn);
+	qp->db_slot = le32_to_cpu(resp.db_slot);
+	if (qp->qpn < VRNIC_QPN_MIN || qp->qpn > VRNIC_QPN_MASK ||
+	    !vrnic_db_slot_valid(qp->db_slot)) {
 		dev_err(&dev->pdev->dev, "CREATE_QP returned qpn %u slot %u\n",
-			resp.qpn, resp.db_slot);
+			qp->qpn, qp->db_slot);
 		err = -EIO;
 		goto err_destroy;
 	}
@@ -382,15 +382,15 @@ static int vrnic_fill_modify(const struct ib_qp_attr *attr, int mask,
 		if (attr->qp_access_flags &
 		    ~(VRNIC_QP_REMOTE_ACCESS | IB_ACCESS_LOCAL_WRITE))
 			return -EINVAL;
-		a->qp_access_flags = attr->qp_access_flags &
-				     VRNIC_QP_REMOTE_ACCESS;
+		a->qp_access_flags = cpu_to_le32(attr->qp_access_flags &
+						 VRNIC_QP_REMOTE_ACCESS);
 	}
 	if (mask & IB_QP_PKEY_INDEX)
-		a->pkey_index = attr->pkey_index;
+		a->pkey_index = cpu_to_le16(attr->pkey_index);
 	if (mask & IB_QP_PORT)
 		a->port_num = attr->port_num;
 	if (mask & IB_QP_QKEY)
-		a->qkey = attr->qkey;
+		a->qkey = cpu_to_le32(attr->qkey);
 	if (mask & IB_QP_AV) {
 		err = vrnic_av_from_ah(&attr->ah_attr, &a->av);
 		if (err)
@@ -405,17 +405,17 @@ static int vrnic_fill_modify(const struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_RNR_RETRY)
 		a->rnr_retry = attr->rnr_retry;
 	if (mask & IB_QP_RQ_PSN)
-		a->rq_psn = attr->rq_psn & VRNIC_PSN_MASK;
+		a->rq_psn = cpu_to_le32(attr->rq_psn & VRNIC_PSN_MASK);
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		a->max_rd_atomic = attr->max_rd_atomic;
 	if (mask & IB_QP_MIN_RNR_TIMER)
 		a->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & IB_QP_SQ_PSN)
-		a->sq_psn = attr->sq_psn & VRNIC_PSN_MASK;
+		a->sq_psn = cpu_to_le32(attr->sq_psn & VRNIC_PSN_MASK);
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_DEST_QPN)
-		a->dest_qpn = attr->dest_qp_num & VRNIC_QPN_MASK;
+		a->dest_qpn = cpu_to_le32(attr->dest_qp_num & VRNIC_QPN_MASK);
 	return 0;
 }
 
@@ -470,8 +470,8 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		err = -EINVAL;
 		goto out;
 	}
-	req.qpn = qp->qpn;
-	req.attr_mask = attr_mask;
+	req.qpn = cpu_to_le32(qp->qpn);
+	req.attr_mask = cpu_to_le32(attr_mask);
 	err = vrnic_fill_modify(attr, attr_mask, &req.attr);
 	if (err) {
 		ibdev_dbg(ibqp->device, "QP %u: attributes refused: %d\n",
@@ -501,7 +501,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	union ib_gid dgid;
 	int err;
 
-	req.handle = qp->qpn;
+	req.handle = cpu_to_le32(qp->qpn);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_QUERY_QP, &req, sizeof(req),
 			     &resp, sizeof(resp));
 	if (err)
@@ -515,12 +515,13 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->cur_qp_state = a->cur_qp_state;
 	attr->path_mtu = clamp_t(u8, a->path_mtu, IB_MTU_256, IB_MTU_4096);
 	attr->path_mig_state = IB_MIG_MIGRATED;
-	attr->qkey = a->qkey;
-	attr->rq_psn = a->rq_psn & VRNIC_PSN_MASK;
-	attr->sq_psn = a->sq_psn & VRNIC_PSN_MASK;
-	attr->dest_qp_num = a->dest_qpn & VRNIC_QPN_MASK;
-	attr->qp_access_flags = a->qp_access_flags & VRNIC_QP_REMOTE_ACCESS;
-	attr->pkey_index = a->pkey_index;
+	attr->qkey = le32_to_cpu(a->qkey);
+	attr->rq_psn = le32_to_cpu(a->rq_psn) & VRNIC_PSN_MASK;
+	attr->sq_psn = le32_to_cpu(a->sq_psn) & VRNIC_PSN_MASK;
+	attr->dest_qp_num = le32_to_cpu(a->dest_qpn) & VRNIC_QPN_MASK;
+	attr->qp_access_flags = le32_to_cpu(a->qp_access_flags) &
+				VRNIC_QP_REMOTE_ACCESS;
+	attr->pkey_index = le16_to_cpu(a->pkey_index);
 	attr->en_sqd_async_notify = a->en_sqd_async_notify;
 	attr->sq_draining = a->sq_draining;
 	attr->max_rd_atomic = a->max_rd_atomic;
@@ -533,7 +534,8 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	memcpy(dgid.raw, a->av.dgid, sizeof(dgid.raw));
-	rdma_ah_set_grh(&attr->ah_attr, &dgid, a->av.flow_label & 0xfffff,
+	rdma_ah_set_grh(&attr->ah_attr, &dgid,
+			le32_to_cpu(a->av.flow_label) & 0xfffff,
 			a->av.sgid_index, a->av.hop_limit,
 			a->av.traffic_class);
 	rdma_ah_set_sl(&attr->ah_attr, a->av.sl & 0xf);
@@ -616,7 +618,7 @@ static int vrnic_build_inline(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 		       wr->sg_list[i].length);
 		total += wr->sg_list[i].length;
 	}
-	ih->length = total;
+	ih->length = cpu_to_le32(total);
 	ih->reserved = 0;
 	hdr->flags |= VRNIC_WQE_F_INLINE;
 	hdr->num_sge = 0;
@@ -633,8 +635,8 @@ static int vrnic_build_rc(const struct ib_send_wr *wr,
 		fallthrough;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_READ:
-		hdr->rdma.remote_addr = rdma_wr(wr)->remote_addr;
-		hdr->rdma.rkey = rdma_wr(wr)->rkey;
+		hdr->rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		hdr->rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
 		break;
 	case IB_WR_SEND_WITH_IMM:
 		hdr->imm_data = wr->ex.imm_data;
@@ -643,10 +645,10 @@ static int vrnic_build_rc(const struct ib_send_wr *wr,
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		hdr->atomic.remote_addr = atomic_wr(wr)->remote_addr;
-		hdr->atomic.rkey = atomic_wr(wr)->rkey;
-		hdr->atomic.compare_add = atomic_wr(wr)->compare_add;
-		hdr->atomic.swap = atomic_wr(wr)->swap;
+		hdr->atomic.remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
+		hdr->atomic.rkey = cpu_to_le32(atomic_wr(wr)->rkey);
+		hdr->atomic.compare_add = cpu_to_le64(atomic_wr(wr)->compare_add);
+		hdr->atomic.swap = cpu_to_le64(atomic_wr(wr)->swap);
 		break;
 	default:
 		return -EINVAL;
@@ -662,7 +664,7 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 
 	vrnic_assert_spin_held(&qp->sq.lock);
 	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
-	hdr->wr_id = wr->wr_id;
+	hdr->wr_id = cpu_to_le64(wr->wr_id);
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		err = vrnic_build_rc(wr, hdr);
@@ -686,9 +688,9 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
+		sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+		sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+		sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
 	}
 	hdr->num_sge = wr->num_sge;
 	return 0;
@@ -774,12 +776,12 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		hdr = vrnic_wq_slot(rq, rq->pi);
 		sge = (void *)hdr + VRNIC_RECV_WQE_HDR_SIZE;
 		memset(hdr, 0, VRNIC_RECV_WQE_HDR_SIZE);
-		hdr->wr_id = wr->wr_id;
+		hdr->wr_id = cpu_to_le64(wr->wr_id);
 		hdr->num_sge = wr->num_sge;
 		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
+			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
+			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
+			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
 		}
 		rq->wrid[vrnic_ring_slot(rq->pi, rq->log_depth)] = wr->wr_id;
 		rq->pi++;

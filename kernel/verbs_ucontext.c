@@ -180,14 +180,14 @@ int vrnic_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 			     sizeof(cmd));
 	if (err)
 		return err;
-	uc->uctx = cmd.uctx;
-	uc->db_page = cmd.db_page;
-	if (cmd.uctx == VRNIC_UCTX_KERNEL ||
-	    cmd.db_page <= c->db_page_first ||
-	    cmd.db_page >= c->db_page_first + c->db_page_count) {
+	uc->uctx = le32_to_cpu(cmd.uctx);
+	uc->db_page = le32_to_cpu(cmd.db_page);
+	if (uc->uctx == VRNIC_UCTX_KERNEL ||
+	    uc->db_page <= c->db_page_first ||
+	    uc->db_page >= c->db_page_first + c->db_page_count) {
 		dev_err(&dev->pdev->dev,
-			"ALLOC_UCTX returned uctx %u page %u\n", cmd.uctx,
-			cmd.db_page);
+			"ALLOC_UCTX returned uctx %u page %u\n", uc->uctx,
+			uc->db_page);
 		err = -EIO;
 		goto err_dealloc;
 	}
