@@ -558,7 +558,6 @@ enum vrnic_qp_type {
 
 /* UD: a WQE's remote_qkey with this bit set means the QP's own qkey. */
 #define VRNIC_QKEY_USE_QP		0x80000000U
-#define VRNIC_QPN_MASK			0x00ffffffU
 
 /* CREATE_QP flags */
 enum vrnic_qp_flags {
