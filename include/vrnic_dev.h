@@ -279,7 +279,9 @@ struct vrnic_regs {
 	__le32 max_eqe;			/* comp EQ depth limit */
 	__le32 eth_max_mtu;		/* Ethernet payload bytes */
 	__le32 hw_rev;
-	__u8 rsvd_0ac[20];
+	__le32 max_mcast_grp;		/* 1.3: multicast groups */
+	__le32 max_mcast_qp_attach;	/* 1.3: QPs per group */
+	__u8 rsvd_0b4[12];
 
 	/* 0x0c0: device status; written by the device when it changes */
 	__le32 device_status;		/* VRNIC_DEV_STATUS_* */
@@ -406,6 +408,8 @@ enum vrnic_cmd_opcode {
 	VRNIC_CMD_CREATE_EQ		= 0x17,
 	VRNIC_CMD_DESTROY_EQ		= 0x18,
 	VRNIC_CMD_SET_ETH		= 0x19,	/* 1.1 */
+	VRNIC_CMD_ATTACH_MCAST		= 0x1a,	/* 1.3 */
+	VRNIC_CMD_DETACH_MCAST		= 0x1b,	/* 1.3 */
 };
 
 /* Command status, written by the device.  Errno in the spec's table. */
@@ -757,6 +761,13 @@ struct vrnic_cmd_set_eth {
 	__le32 reserved;
 };
 
+/* ATTACH_MCAST, DETACH_MCAST: a UD QP joins or leaves a multicast GID. */
+struct vrnic_cmd_mcast {
+	__le32 qpn;
+	__le32 reserved;
+	__u8 gid[16];
+};
+
 struct vrnic_cmd {
 	struct vrnic_cmd_hdr hdr;
 	union {
@@ -785,6 +796,7 @@ struct vrnic_cmd {
 		struct vrnic_cmd_create_eq create_eq;
 		struct vrnic_cmd_create_eq_resp create_eq_resp;
 		struct vrnic_cmd_set_eth set_eth;
+		struct vrnic_cmd_mcast mcast;
 		__u8 payload[VRNIC_CMD_PAYLOAD_SIZE];
 	};
 };
@@ -1082,6 +1094,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, gid_tbl_len, 0x09c);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_eqe, 0x0a0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_max_mtu, 0x0a4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, hw_rev, 0x0a8);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mcast_grp, 0x0ac);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mcast_qp_attach, 0x0b0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, device_status, 0x0c0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, fatal_code, 0x0c4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, reset_ack, 0x0c8);
@@ -1144,6 +1158,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_gid, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_eth, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_mcast, 24);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd, VRNIC_CMD_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd, payload, 16);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd_reg_mr, pbl_addr, 0x18);
