@@ -14,7 +14,7 @@ namespace vrnic {
 
 namespace {
 
-void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender,
+void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender, const Ah& ah,
                       const vrnic_send_wqe_hdr& h, uint32_t len, uint8_t net_type) {
     vrnic_cqe c{};
     c.wr_id = w.wr_id;
@@ -29,6 +29,7 @@ void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sende
         c.flags |= VRNIC_CQE_F_WITH_IMM;
         c.imm_data = h.imm_data;
     }
+    c.sl = ah.av.sl;
     c.network_hdr_type = net_type;
     memcpy(c.smac, d.params.mac, sizeof(c.smac)); // the sender's port: this one
     write_cqe_or_fail_qp(d, dst, *dst.recv_cq, c, h.flags & VRNIC_WQE_F_SOLICITED);
@@ -72,7 +73,7 @@ void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qp
     sg_copy(dc, sc, len);
     src.consume();
     d.note_delivery(*dst);
-    complete_ud_recv(d, *dst, w, sender, h, len, net_type);
+    complete_ud_recv(d, *dst, w, sender, ah, h, len, net_type);
 }
 
 } // namespace vrnic

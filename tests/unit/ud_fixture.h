@@ -39,6 +39,7 @@ class UdPair : public ::testing::Test {
         av.hop_limit = 64;
         av.traffic_class = 0x28;
         av.flow_label = 0x12345;
+        av.sl = 5;
         av.vlan_id = VRNIC_VLAN_NONE;
         return av;
     }

@@ -38,6 +38,7 @@ TEST_F(Ud, SendArrivesAfterAnIpv6Grh) {
     EXPECT_EQ(VRNIC_NET_IPV6, rc[0].network_hdr_type);
     EXPECT_EQ(0, memcmp(rc[0].smac, drv.regs()->mac, 6));
     EXPECT_EQ(0u, rc[0].pkey_index);
+    EXPECT_EQ(5, rc[0].sl); // the AH's
     const uint8_t* g = drv.host(dst_gpa, 4096);
     EXPECT_EQ(6u << 28 | 0x28u << 20 | 0x12345u,
               uint32_t(g[0]) << 24 | uint32_t(g[1]) << 16 | uint32_t(g[2]) << 8 | g[3]);
