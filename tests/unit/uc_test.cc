@@ -283,5 +283,20 @@ TEST_F(Uc, UcDoesNotTalkToRc) {
     EXPECT_EQ(0, drv.host(dst_gpa)[0]);
 }
 
+TEST_F(Uc, RcDoesNotTalkToUc) {
+    QpInfo rc = drv.create_qp(0, pd, b_cq, b_cq);
+    drv.connect(rc, a.qpn);
+    vrnic_cmd_modify_qp m = modify_to(a.qpn, VRNIC_QPS_RESET, Path{});
+    ASSERT_EQ(0u, drv.cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m)));
+    drv.activate(a, Path{.qp_type = VRNIC_QPT_UC, .dest_qpn = rc.qpn});
+    MrInfo src = buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 1);
+    MrInfo dst = buffer(4096, kRw);
+    drv.post_send(rc, rdma_write(src, 0, 100, dst));
+    auto c = step(b_cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status); // RC as before: no responder
+    EXPECT_EQ(0u, drops());
+}
+
 } // namespace
 } // namespace vrnic::test

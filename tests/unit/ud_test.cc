@@ -289,5 +289,54 @@ TEST_F(Ud, GrhAndPayloadSpanReceiveSges) {
     EXPECT_TRUE(drv.check_pattern(g2 + 10, 500, 0x44));
 }
 
+TEST_F(Ud, InlineDatagramArrives) {
+    uint64_t dst_gpa;
+    MrInfo dst = buffer(4096, 0, &dst_gpa);
+    drv.post_recv(b, 1, {sge(dst, 0, 4096)});
+    SendWr wr = ud_send(ah, b.qpn, kQkey, {});
+    wr.flags |= VRNIC_WQE_F_INLINE;
+    wr.inline_data = {'d', 'g', 'r', 'a', 'm'};
+    drv.post_send(a, wr);
+    drv.run();
+    ASSERT_EQ(VRNIC_WC_SUCCESS, drv.poll_cq(a_cq).at(0).status);
+    EXPECT_EQ(VRNIC_GRH_SIZE + 5u, drv.poll_cq(b_cq).at(0).byte_len);
+    EXPECT_EQ(0, memcmp(drv.host(dst_gpa + VRNIC_GRH_SIZE, 5), "dgram", 5));
+}
+
+TEST_F(Ud, BadReceiveSgeFailsTheReceiver) {
+    MrInfo dst = buffer(4096);
+    vrnic_sge bad = sge(dst, 0, 4096);
+    bad.lkey ^= 0x100;
+    drv.post_recv(b, 2, {bad});
+    EXPECT_EQ(VRNIC_WC_SUCCESS, send(64).at(0).status);
+    auto rc = drv.poll_cq(b_cq);
+    ASSERT_EQ(1u, rc.size());
+    EXPECT_EQ(VRNIC_WC_LOC_PROT_ERR, rc[0].status);
+    EXPECT_EQ(VRNIC_QPS_ERR, state(b));
+}
+
+TEST_F(Ud, ReceiverInSqdStillReceives) {
+    vrnic_cmd_modify_qp m = modify_to(b.qpn, VRNIC_QPS_SQD, Path{.qp_type = VRNIC_QPT_UD});
+    ASSERT_EQ(0u, drv.cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m)));
+    MrInfo dst = buffer(4096);
+    drv.post_recv(b, 1, {sge(dst, 0, 4096)});
+    send(64);
+    EXPECT_EQ(VRNIC_WC_SUCCESS, drv.poll_cq(b_cq).at(0).status);
+}
+
+TEST_F(Ud, ErrFlushesTheSq) {
+    vrnic_cmd_modify_qp m = modify_to(a.qpn, VRNIC_QPS_ERR, Path{.qp_type = VRNIC_QPT_UD});
+    ASSERT_EQ(0u, drv.cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m)));
+    MrInfo src = buffer(64, 1);
+    for (int i = 0; i < 3; i++)
+        drv.post_send(a, ud_send(ah, b.qpn, kQkey, {sge(src, 0, 64)}));
+    drv.run();
+    auto sc = drv.poll_cq(a_cq);
+    ASSERT_EQ(3u, sc.size());
+    for (auto& c : sc)
+        EXPECT_EQ(VRNIC_WC_WR_FLUSH_ERR, c.status);
+    EXPECT_EQ(0u, counter(&vrnic_regs::ud_no_recv_drops)); // nothing was sent
+}
+
 } // namespace
 } // namespace vrnic::test
