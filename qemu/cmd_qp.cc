@@ -68,6 +68,8 @@ void apply_attrs(vrnic_qp_attr& q, uint32_t mask, const vrnic_qp_attr& a) {
         q.pkey_index = a.pkey_index;
     if (mask & VRNIC_QP_ATTR_PORT)
         q.port_num = a.port_num;
+    if (mask & VRNIC_QP_ATTR_QKEY) // UD only: the state table refuses it for the others
+        q.qkey = a.qkey;
     if (mask & VRNIC_QP_ATTR_AV)
         q.av = a.av;
     if (mask & VRNIC_QP_ATTR_PATH_MTU)

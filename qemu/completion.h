@@ -33,6 +33,8 @@ enum VendorErr : uint32_t {
     kVeBadRecvWqe = 19,
     kVeReadFault = 20,
     kVePsnSequence = 21,
+    kVeBadAh = 22,
+    kVeBadRemoteQpn = 23,
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.

@@ -72,6 +72,10 @@ void Device::reset(uint32_t req) {
     store_relaxed(&r->eq_overflow, 0u);
     store_relaxed(&r->eth_rx_missed, 0u);
     store_relaxed(&r->eth_rx_oversize, 0u);
+    store_relaxed(&r->ud_qkey_drops, 0u);
+    store_relaxed(&r->ud_no_recv_drops, 0u);
+    store_relaxed(&r->ud_no_dest_drops, 0u);
+    store_relaxed(&r->uc_drops, 0u);
     for (uint32_t p = VRNIC_KERNEL_DB_PAGE; p <= d_.bar2.last_db_page(); p++)
         d_.bar2.zero_page(p);
     // Every fatal condition of this model is recoverable by a reset.

@@ -51,6 +51,9 @@ struct DeviceParams {
     }
     uint32_t max_uctx() const { return db_page_count() - 1; }
     uint32_t max_comp_eqs() const { return num_vectors - VRNIC_IRQ_COMP_BASE; }
+    // The port's active MTU (always max_mtu here) in bytes: a UD datagram's
+    // limit.
+    uint32_t active_mtu_bytes() const { return 128u << max_mtu; }
 };
 
 // The default budget of MR page-list entries per 4 KiB page of guest RAM: a

@@ -7,16 +7,6 @@
 
 namespace vrnic {
 
-namespace {
-
-// A receive-side drop, counted in a register the driver folds into its
-// statistics.
-void count_drop(uint32_t* reg) {
-    store_release(reg, load_relaxed(reg) + 1);
-}
-
-} // namespace
-
 bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
     if (!d.driver_ok || d.fatal || !d.rings.tx_base || d.tx_stopped)
         return false;
@@ -56,18 +46,18 @@ bool eth_deliver_rx(DeviceState& d, const uint8_t* frame, uint32_t len) {
         return false;
     vrnic_regs* r = d.regs();
     if (d.rx_stopped) {
-        count_drop(&r->eth_rx_missed);
+        count_in_reg(&r->eth_rx_missed);
         return false;
     }
     const uint32_t pi = load_acquire(&r->rx_pi);
     if (!ring_index_ok(pi, d.rx_ci, 1u << d.rings.rx_log_depth)) {
         LOG_WARN("eth: rx_pi %u out of range (ci %u): RX stopped until reset", pi, d.rx_ci);
         d.rx_stopped = true;
-        count_drop(&r->eth_rx_missed);
+        count_in_reg(&r->eth_rx_missed);
         return false;
     }
     if (pi == d.rx_ci) {
-        count_drop(&r->eth_rx_missed); // no buffer: no descriptor consumed
+        count_in_reg(&r->eth_rx_missed); // no buffer: no descriptor consumed
         return false;
     }
     vrnic_eth_desc* slot =
@@ -75,7 +65,7 @@ bool eth_deliver_rx(DeviceState& d, const uint8_t* frame, uint32_t len) {
     vrnic_eth_desc desc;
     memcpy(&desc, slot, sizeof(desc));
     if (len > desc.len) {
-        count_drop(&r->eth_rx_oversize); // descriptor kept
+        count_in_reg(&r->eth_rx_oversize); // descriptor kept
         return false;
     }
     uint8_t* buf = d.mem.at(desc.addr, len);

@@ -26,7 +26,7 @@ bool post_eqe(DeviceState& d, Eq& eq, uint8_t type, uint32_t obj, uint64_t aux) 
     // have consumed (11.4).
     if (ring_used(eq.pi, ci) >= depth) {
         vrnic_regs* r = d.regs();
-        store_release(&r->eq_overflow, load_relaxed(&r->eq_overflow) + 1);
+        count_in_reg(&r->eq_overflow);
         // Once per EQ: a guest that never consumes must not flood the log.
         if (!eq.overflow_logged)
             LOG_WARN("EQ %u full: dropping events (counted in eq_overflow)", eq.eqn);

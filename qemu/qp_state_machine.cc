@@ -53,8 +53,49 @@ constexpr StateTable rc_table() {
     return t;
 }
 
+constexpr StateTable uc_table() {
+    constexpr uint32_t kAltMig = VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_PATH_MIG_STATE;
+    constexpr uint32_t kInit =
+        VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS;
+    constexpr uint32_t kRtsOpt = VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS | kAltMig;
+    StateTable t{};
+    t[VRNIC_QPS_RESET][VRNIC_QPS_INIT] = {true, kInit, 0};
+    t[VRNIC_QPS_INIT][VRNIC_QPS_INIT] = {true, 0, kInit};
+    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {
+        true,
+        VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN,
+        VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX};
+    t[VRNIC_QPS_RTR][VRNIC_QPS_RTS] = {true, VRNIC_QP_ATTR_SQ_PSN, kRtsOpt};
+    t[VRNIC_QPS_RTS][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    t[VRNIC_QPS_RTS][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};
+    t[VRNIC_QPS_SQD][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    t[VRNIC_QPS_SQD][VRNIC_QPS_SQD] = {true, 0,
+                                       VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_ACCESS_FLAGS |
+                                           VRNIC_QP_ATTR_PKEY_INDEX | kAltMig};
+    t[VRNIC_QPS_SQE][VRNIC_QPS_RTS] = {true, 0,
+                                       VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS};
+    return t;
+}
+
+constexpr StateTable ud_table() {
+    constexpr uint32_t kRtsOpt = VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_QKEY;
+    StateTable t{};
+    t[VRNIC_QPS_RESET][VRNIC_QPS_INIT] = {
+        true, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY, 0};
+    t[VRNIC_QPS_INIT][VRNIC_QPS_INIT] = {
+        true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY};
+    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_QKEY};
+    t[VRNIC_QPS_RTR][VRNIC_QPS_RTS] = {true, VRNIC_QP_ATTR_SQ_PSN, kRtsOpt};
+    t[VRNIC_QPS_RTS][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    t[VRNIC_QPS_RTS][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};
+    t[VRNIC_QPS_SQD][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    t[VRNIC_QPS_SQD][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_QKEY};
+    t[VRNIC_QPS_SQE][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
+    return t;
+}
+
 // Indexed by QpType.
-constexpr StateTable kTables[] = {rc_table()};
+constexpr StateTable kTables[] = {rc_table(), uc_table(), ud_table()};
 static_assert(std::size(kTables) == kQpTypeCount, "a state table for every QP type");
 
 Rule rule(QpType type, vrnic_qp_state from, vrnic_qp_state to) {

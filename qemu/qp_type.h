@@ -12,8 +12,10 @@ namespace vrnic {
 
 enum class QpType : uint8_t {
     rc,
+    uc,
+    ud,
 };
-constexpr size_t kQpTypeCount = size_t(QpType::rc) + 1;
+constexpr size_t kQpTypeCount = size_t(QpType::ud) + 1;
 
 // CREATE_QP's qp_type field: VRNIC_CMD_STATUS_OK with *out set, UNSUPPORTED
 // for a type the interface names but this device does not implement, or
@@ -23,12 +25,31 @@ inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out) {
     case VRNIC_QPT_RC:
         *out = QpType::rc;
         return VRNIC_CMD_STATUS_OK;
+    case VRNIC_QPT_UC:
+        *out = QpType::uc;
+        return VRNIC_CMD_STATUS_OK;
     case VRNIC_QPT_UD:
+        *out = QpType::ud;
+        return VRNIC_CMD_STATUS_OK;
     case VRNIC_QPT_GSI:
         return VRNIC_CMD_STATUS_UNSUPPORTED;
     default:
         return VRNIC_CMD_STATUS_BAD_PARAM;
     }
+}
+
+// Whether a send WQE of this opcode is a request the type carries (14.1):
+// RC all, UC neither READ nor atomics, UD only SEND.
+inline bool qp_type_allows_opcode(QpType t, uint8_t op) {
+    switch (t) {
+    case QpType::rc:
+        return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+    case QpType::uc:
+        return op <= VRNIC_WR_SEND_WITH_IMM;
+    case QpType::ud:
+        return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM;
+    }
+    return false;
 }
 
 } // namespace vrnic

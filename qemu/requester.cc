@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// The requester half of RC: SQ polling, WQE validation, destination lookup,
+// The requester half of RC and UC: SQ polling, WQE validation, destination lookup,
 // RNR retries, send completions and flushing (device-interface.md 13, 14).
 #include "requester.h"
 
 #include "completion.h"
+#include "destination.h"
 #include "events.h"
 #include "log.h"
 #include "mr.h"
 #include "psn.h"
 #include "qp_control.h"
 #include "recv_source.h"
-#include "responder.h"
+#include "requester_steps.h"
 #include "rnr_backoff.h"
 #include "shared_word.h"
 
@@ -22,8 +23,6 @@ namespace {
 
 // WQEs one QP may execute per pass, so one busy QP cannot starve the rest.
 constexpr unsigned kSqBudget = 64;
-
-enum class Outcome { consumed, rnr_wait, partial };
 
 uint8_t cqe_opcode(uint8_t wr_opcode) {
     switch (wr_opcode) {
@@ -45,7 +44,8 @@ bool is_atomic(uint8_t op) {
     return op == VRNIC_WR_ATOMIC_CMP_AND_SWP || op == VRNIC_WR_ATOMIC_FETCH_AND_ADD;
 }
 
-// Completes the SQ WQE at the head; an error also moves the QP to ERR.
+} // namespace
+
 void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t status,
                    uint64_t len, uint32_t vendor) {
     const bool signaled = status != VRNIC_WC_SUCCESS || (h.flags & VRNIC_WQE_F_SIGNALED) ||
@@ -68,11 +68,17 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
         qp_enter_error(d, qp);
 }
 
-// Local checks of 14.1 steps 1-3 on the private copy `w`. Returns 0 and
-// fills `msg`, or the failing status with `*vendor` set.
+bool read_send_wqe(DeviceState& d, Qp& qp, SendWqeCopy& w) {
+    if (d.mem.read(qp.sq.slot(qp.sq.ci), &w, qp.sq.wqe_bytes())) // validated at CREATE_QP
+        return true;
+    vrnic_send_wqe_hdr none{};
+    complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
+    return false;
+}
+
 uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint32_t* vendor) {
     const vrnic_send_wqe_hdr& h = w.h;
-    if (h.opcode > VRNIC_WR_ATOMIC_FETCH_AND_ADD)
+    if (!qp_type_allows_opcode(qp.type, h.opcode))
         return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.flags & ~uint8_t(VRNIC_WQE_F_ALL))
         return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
@@ -116,26 +122,43 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     return VRNIC_WC_SUCCESS;
 }
 
-// The responder for this requester (14.1 "Destination"), or nullptr.
+namespace {
+
+// The responder for this requester (14.1 "Destination"), or nullptr: an RC
+// QP talks to an RC QP, a UC QP to a UC QP.
 Qp* find_responder(DeviceState& d, Qp& qp) {
-    bool own_gid = false;
-    for (const GidEntry& g : d.obj->gids)
-        if (g.valid && !memcmp(g.gid, qp.attr.av.dgid, sizeof(g.gid)))
-            own_gid = true;
-    if (!own_gid)
+    if (!gid_is_local(d, qp.attr.av.dgid))
         return nullptr;
     Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
-    if (!r || r->type != QpType::rc || r->attr.dest_qpn != qp.qpn)
+    if (!r || r->type != qp.type || r->attr.dest_qpn != qp.qpn)
         return nullptr;
     if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
         return nullptr;
     return r;
 }
 
+// UC is unreliable (14.7): nothing the responder answers reaches the
+// requester, which never waits and never retries. A message the responder
+// could not take is dropped and counted.
+Outcome uc_delivered(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h,
+                     const LocalMsg& msg, const Delivery& r) {
+    if (r.partial)
+        return Outcome::partial;
+    if (r.rnr || r.dropped)
+        count_in_reg(&d.regs()->uc_drops);
+    else
+        d.note_delivery(resp);
+    psn_advance(qp, resp, msg.len);
+    complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
+    return Outcome::consumed;
+}
+
 // One slice of the message to `resp`, with the RNR retry bookkeeping.
 Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                 Slice& sl, bool rnr_counted) {
     Delivery r = respond(d, qp, resp, h, msg, sl);
+    if (qp.type == QpType::uc)
+        return uc_delivered(d, qp, resp, h, msg, r);
     if (r.rnr) {
         const uint8_t limit = qp.attr.rnr_retry;
         if (!qp.rnr_waiting) {
@@ -174,13 +197,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     // One private copy of the whole slot; everything below reads the copy.
     SendWqeCopy local;
     SendWqeCopy& w = f ? f->wqe : local;
-    if (!f) {
-        if (!d.mem.read(qp.sq.slot(qp.sq.ci), &w, qp.sq.wqe_bytes())) { // validated at CREATE_QP
-            vrnic_send_wqe_hdr none{};
-            complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
-            return Outcome::consumed;
-        }
-    }
+    if (!f && !read_send_wqe(d, qp, w))
+        return Outcome::consumed;
     const vrnic_send_wqe_hdr& h = w.h;
     // Every slice checks again: a key or QP may have gone since the last.
     LocalMsg msg;
@@ -188,11 +206,19 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     Outcome out = Outcome::consumed;
     if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {
         complete_send(d, qp, h, st, 0, vendor);
-    } else if (Qp* resp = find_responder(d, qp); !resp) {
+    } else if (Qp* resp = find_responder(d, qp); !resp && qp.type == QpType::uc) {
+        count_in_reg(&d.regs()->uc_drops);
+        complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
+    } else if (!resp) {
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
-    } else if (!f && !psn_in_sequence(qp, *resp)) { // dropped unanswered: retries exhaust
+    } else if (!f && qp.type == QpType::rc && !psn_in_sequence(qp, *resp)) {
+        // Dropped unanswered: the retries exhaust.
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVePsnSequence);
     } else {
+        // A UC responder takes the PSN of a new message as its own (IB's
+        // UC resynchronisation after a loss).
+        if (!f && qp.type == QpType::uc)
+            resp->attr.rq_psn = qp.attr.sq_psn;
         RecvWqe recv;
         Slice sl;
         sl.offset = f ? f->done : 0;
@@ -218,7 +244,9 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     return out;
 }
 
-bool process_sq(DeviceState& d, Qp& qp) {
+using Executor = Outcome (*)(DeviceState& d, Qp& qp, bool rnr_counted);
+
+bool process_sq(DeviceState& d, Qp& qp, Executor execute) {
     bool progress = false;
     for (unsigned n = 0; n < kSqBudget && !d.pass.qp_exhausted(); n++) {
         if (qp.state != VRNIC_QPS_RTS && qp.state != VRNIC_QPS_SQD)
@@ -242,7 +270,7 @@ bool process_sq(DeviceState& d, Qp& qp) {
         if (pi == qp.sq.ci)
             break;
         d.note_poster(qp);
-        const Outcome o = execute_send(d, qp, counted);
+        const Outcome o = execute(d, qp, counted);
         if (o == Outcome::rnr_wait)
             break;
         if (o == Outcome::partial)
@@ -319,7 +347,11 @@ bool engine_poll(DeviceState& d) {
         } else {
             switch (qp.type) {
             case QpType::rc:
-                progress |= process_sq(d, qp);
+            case QpType::uc:
+                progress |= process_sq(d, qp, execute_send);
+                break;
+            case QpType::ud:
+                progress |= process_sq(d, qp, execute_ud_send);
                 break;
             }
         }

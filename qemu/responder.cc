@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// The responder half of RC: receive WQE consumption, rkey checks, data
+// The responder half of RC and UC: receive WQE consumption, rkey checks, data
 // placement, atomics, and the responder's completions and errors
 // (device-interface.md 14.1, 14.4).
 #include "responder.h"
@@ -38,8 +38,22 @@ Delivery requester_error(uint8_t status, uint32_t vendor) {
     return r;
 }
 
-// Responder access violation: its QP goes to ERR with QP_ACCESS_ERR.
+// A message the responder cannot take though the request was valid: RC
+// answers `status`, UC drops it.
+Delivery not_taken(const Qp& resp, uint8_t status, uint32_t vendor) {
+    Delivery r = requester_error(status, vendor);
+    if (resp.type == QpType::uc) {
+        r.status = VRNIC_WC_SUCCESS;
+        r.dropped = true;
+    }
+    return r;
+}
+
+// Responder access violation: an RC QP goes to ERR with QP_ACCESS_ERR, UC
+// drops the message and stays where it is.
 Delivery remote_access_error(DeviceState& d, Qp& resp, uint32_t vendor) {
+    if (resp.type == QpType::uc)
+        return not_taken(resp, VRNIC_WC_REM_ACCESS_ERR, vendor);
     qp_enter_error(d, resp, VRNIC_EQE_QP_ACCESS_ERR);
     return requester_error(VRNIC_WC_REM_ACCESS_ERR, vendor);
 }
@@ -52,10 +66,7 @@ Delivery invalid_request(DeviceState& d, Qp& resp, uint32_t vendor) {
 // The receive WQE failed: it completes in error, the responder goes to ERR.
 Delivery recv_error(DeviceState& d, Qp& req, Qp& resp, const RecvWqe& w, uint8_t recv_status,
                     uint8_t req_status, uint32_t vendor) {
-    RecvSource(resp).consume();
-    complete_recv(d, resp, w.wr_id, w.idx, recv_status, VRNIC_CQE_OP_RECV, 0, 0, false, req.qpn,
-                  false, vendor);
-    qp_enter_error(d, resp);
+    fail_recv(d, resp, w, recv_status, req.qpn, vendor);
     return requester_error(req_status, vendor);
 }
 
@@ -72,7 +83,7 @@ bool take_recv(DeviceState& d, Qp& req, Qp& resp, RecvWqe* w, Delivery* out) {
         out->rnr = true;
         return false;
     case Fetch::lost:
-        *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
+        *out = not_taken(resp, VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
         return false;
     case Fetch::malformed:
         *out = recv_error(d, req, resp, *w, VRNIC_WC_LOC_QP_OP_ERR, VRNIC_WC_REM_OP_ERR,
@@ -100,7 +111,7 @@ bool hold_recv(DeviceState& d, Qp& req, Qp& resp, Slice& s, Delivery* out) {
         return take_recv(d, req, resp, s.recv, out);
     if (RecvSource(resp).at_head(*s.recv))
         return true;
-    *out = requester_error(VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
+    *out = not_taken(resp, VRNIC_WC_RETRY_EXC_ERR, kVeNoResponder);
     return false;
 }
 
@@ -113,18 +124,9 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
     SgEntry dst[kMaxWqeSge];
     unsigned n = 0;
     uint64_t room = 0;
-    for (unsigned i = 0; i < w.nsge; i++) {
-        const vrnic_sge& e = w.sge[i];
-        if (e.length == 0)
-            continue;
-        const Mr* mr = d.obj->mrs.find(e.lkey);
-        if (!mr || mr->pd != resp.pd || !mr_contains(d.mem, *mr, e.addr, e.length) ||
-            !(mr->access & VRNIC_ACCESS_LOCAL_WRITE))
-            return recv_error(d, req, resp, w, VRNIC_WC_LOC_PROT_ERR, VRNIC_WC_REM_OP_ERR,
-                              kVeBadRecvSge);
-        dst[n++] = {mr, e.addr, e.length};
-        room += e.length;
-    }
+    if (!resolve_recv_sges(d, resp, w, dst, &n, &room))
+        return recv_error(d, req, resp, w, VRNIC_WC_LOC_PROT_ERR, VRNIC_WC_REM_OP_ERR,
+                          kVeBadRecvSge);
     if (room < msg.len)
         return recv_error(d, req, resp, w, VRNIC_WC_LOC_LEN_ERR, VRNIC_WC_REM_INV_REQ_ERR,
                           kVeRecvTooShort);
@@ -228,6 +230,32 @@ Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, L
 
 } // namespace
 
+bool resolve_recv_sges(DeviceState& d, const Qp& resp, const RecvWqe& w, SgEntry* dst, unsigned* n,
+                       uint64_t* room) {
+    *n = 0;
+    *room = 0;
+    for (unsigned i = 0; i < w.nsge; i++) {
+        const vrnic_sge& e = w.sge[i];
+        if (e.length == 0)
+            continue;
+        const Mr* mr = d.obj->mrs.find(e.lkey);
+        if (!mr || mr->pd != resp.pd || !mr_contains(d.mem, *mr, e.addr, e.length) ||
+            !(mr->access & VRNIC_ACCESS_LOCAL_WRITE))
+            return false;
+        dst[(*n)++] = {mr, e.addr, e.length};
+        *room += e.length;
+    }
+    return true;
+}
+
+void fail_recv(DeviceState& d, Qp& resp, const RecvWqe& w, uint8_t status, uint32_t src_qpn,
+               uint32_t vendor) {
+    RecvSource(resp).consume();
+    complete_recv(d, resp, w.wr_id, w.idx, status, VRNIC_CQE_OP_RECV, 0, 0, false, src_qpn, false,
+                  vendor);
+    qp_enter_error(d, resp);
+}
+
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s) {
     Delivery r;
@@ -248,7 +276,7 @@ Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
         break;
     }
     // The first message a QP in RTR takes establishes the connection.
-    if (!r.rnr && resp.state == VRNIC_QPS_RTR && !resp.comm_est_sent) {
+    if (!r.rnr && !r.dropped && resp.state == VRNIC_QPS_RTR && !resp.comm_est_sent) {
         resp.comm_est_sent = true;
         post_async_event(d, VRNIC_EQE_COMM_EST, resp.qpn);
     }

@@ -31,6 +31,7 @@ struct Delivery {
     uint32_t vendor = 0;
     bool rnr = false;     // no receive WQE: the requester retries later
     bool partial = false; // the slice ended before the message: nothing completed
+    bool dropped = false; // UC: the responder could not take the message (14.7)
 };
 
 // The part of a message one respond() call moves (14.5).
@@ -43,10 +44,21 @@ struct Slice {
 };
 
 // Runs the responder side of one slice of a message from `req` to `resp`
-// (both RC, the destination checks already done): rkey/receive checks, data
+// (both RC or both UC, the destination checks already done): rkey/receive checks, data
 // movement and, on the last slice, the responder's completion and state
 // changes.
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s);
+
+// The receive SGEs of `w` at `resp` as validated entries (lkey of its PD,
+// bounds, LOCAL_WRITE) in dst[*n], their total in *room; false when one
+// fails.
+bool resolve_recv_sges(DeviceState& d, const Qp& resp, const RecvWqe& w, SgEntry* dst, unsigned* n,
+                       uint64_t* room);
+
+// The fetched receive `w` completes with `status` (from src_qpn) and `resp`
+// goes to ERR.
+void fail_recv(DeviceState& d, Qp& resp, const RecvWqe& w, uint8_t status, uint32_t src_qpn,
+               uint32_t vendor);
 
 } // namespace vrnic

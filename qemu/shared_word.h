@@ -19,4 +19,10 @@ inline bool ring_index_ok(uint32_t pi, uint32_t ci, uint32_t depth) {
     return ring_used(pi, ci) <= depth;
 }
 
+// Counts one event in a counter of the register page (eq_overflow, the
+// drop counters): only the device writes it, the driver reads it any time.
+inline void count_in_reg(uint32_t* reg) {
+    store_release(reg, load_relaxed(reg) + 1);
+}
+
 } // namespace vrnic

@@ -446,7 +446,9 @@ class CmdFuzz {
         q.uctx = pick_uctx(in);
         q.pd = pick_in(in, p_.pd, q.uctx);
         const uint8_t t = in.u8();
-        q.qp_type = t >= 0xf0 ? t % 8 : VRNIC_QPT_RC;
+        q.qp_type = t >= 0xf0   ? t % 8
+                    : t >= 0xc0 ? (t & 2 ? VRNIC_QPT_UD : VRNIC_QPT_UC)
+                                : VRNIC_QPT_RC;
         q.flags = t & 1 ? VRNIC_QP_F_SQ_SIG_ALL : 0;
         if (t == 0xee)
             q.srqn = 0x100;
@@ -480,6 +482,10 @@ class CmdFuzz {
                                        VRNIC_QPS_RTS,  VRNIC_QPS_ERR, VRNIC_QPS_RESET};
         const uint8_t to = m < 128 && cur < 7 ? next[cur] : m % 8;
         Path p = fuzz_path();
+        if (qp) // the attributes its type takes
+            p.qp_type = qp->type == QpType::ud   ? VRNIC_QPT_UD
+                        : qp->type == QpType::uc ? VRNIC_QPT_UC
+                                                 : VRNIC_QPT_RC;
         p.dest_qpn = pick(in, p_.qp);
         const uint8_t a = in.u8();
         p.access = a & VRNIC_ACCESS_ALL;
@@ -489,6 +495,7 @@ class CmdFuzz {
         p.rnr_retry = r % 8;
         p.min_rnr_timer = r >> 3;
         p.mtu = uint8_t(in.below(7));
+        p.qkey = r & 1 ? in.u32() : 0x1234;
         vrnic_cmd_modify_qp& mq = c.modify_qp;
         mq = modify_to(qpn, to, p);
         const bool rts_sqd = (cur == VRNIC_QPS_RTS || cur == VRNIC_QPS_SQD) &&
@@ -569,6 +576,8 @@ class CmdFuzz {
         a.pd = pick(in, p_.pd);
         const uint8_t m = in.u8();
         memcpy(a.av.dgid, kGid, sizeof(kGid));
+        if (m & 2) // a GID the device does not have
+            a.av.dgid[in.below(16)] ^= in.u8();
         a.av.sgid_index = uint8_t(m < 200 ? 0 : in.below(18));
         a.av.flow_label = m == 200 ? 1u << 20 : in.u16();
         a.av.sl = uint8_t(m == 201 ? 16 : m % 16);
@@ -601,7 +610,8 @@ class CmdFuzz {
     // ---- a little data path, so CQs have completions to keep or lose ----------
 
     // One WQE on a QP from the pool: an empty signaled WRITE or SEND (or an
-    // invalid opcode) to whatever the QP is connected to.
+    // invalid opcode) to whatever the QP is connected to, or a datagram
+    // through an AH from the pool.
     void traffic(Input& in) {
         QpObj* q = pick_obj(in, p_.qp);
         if (!q || q->sq_log > 12 || q->sq_shift < 6 || q->sq_shift > 11)
@@ -613,6 +623,11 @@ class CmdFuzz {
             h.wr_id = q->sq_pi;
             h.opcode = uint8_t((m >> 3) % 8);
             h.flags = VRNIC_WQE_F_SIGNALED;
+            if (!p_.ah.empty() && (m & 0x40)) { // a datagram, if it is a UD QP
+                h.ud.ah = pick(in, p_.ah);
+                h.ud.remote_qpn = m & 0x80 ? pick(in, p_.qp) : k & 1;
+                h.ud.remote_qkey = k & 2 ? VRNIC_QKEY_USE_QP : 0x1234;
+            }
             const uint64_t at = ring_slot(q->sq, q->sq_log, 1u << q->sq_shift, q->sq_pi);
             if (uint8_t* p = w_.host(at, sizeof(h)))
                 memcpy(p, &h, sizeof(h));

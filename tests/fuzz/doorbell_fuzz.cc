@@ -13,10 +13,13 @@ using namespace vrnic::fuzz;
 namespace {
 
 // The MR each QP's prefilled WQEs use (Scene::mrs): its own PD's.
-constexpr unsigned kHomeMr[Scene::kQps] = {0, 0, 0, 5, 6};
+constexpr unsigned kHomeMr[Scene::kQps] = {0, 0, 0, 5, 6, 0, 0, 0, 5};
+// The AH a UD QP's prefilled datagrams go through (Scene::ahs): its PD's.
+constexpr unsigned kHomeAh[Scene::kQps] = {0, 0, 0, 0, 0, 0, 0, 0, 2};
 
 // Fills every SQ slot with a valid WQE (the opcode cycles through all
-// seven) and every RQ slot with a one-SGE receive.
+// seven; on a UD QP datagrams to both UD QPs, every eighth a WRITE) and
+// every RQ slot with a one-SGE receive.
 void prefill(World& w, const Scene& s) {
     for (unsigned i = 0; i < Scene::kQps; i++) {
         const QpRef& q = s.qps[i];
@@ -39,6 +42,10 @@ void prefill(World& w, const Scene& s) {
             } else {
                 h->rdma.remote_addr = mr.iova + 4096 + 64 * k;
                 h->rdma.rkey = mr.lkey;
+            }
+            if (q.path.qp_type == VRNIC_QPT_UD) {
+                h->opcode = k % 8 == 7 ? VRNIC_WR_RDMA_WRITE : uint8_t(VRNIC_WR_SEND + k % 2);
+                h->ud = {s.ahs[kHomeAh[i]], s.qps[7 + k % 2].qpn, Scene::kQkey, 0};
             }
             w.put(q.sq + (uint64_t(k) << q.sq_shift), buf, 1u << q.sq_shift);
         }

@@ -1,8 +1,10 @@
 // The objects the data-path targets (vrnic_fuzz_wqe, vrnic_fuzz_doorbell)
 // start from: two user contexts and the kernel's, MRs with every access mix
 // and page layout (scattered 4 KiB pages, a 2 MiB page, a two-level page
-// list, a physical MR), and five RC QPs: a connected pair with different WQE
-// strides and limits, and three loopback QPs, one per context.
+// list, a physical MR), five RC QPs: a connected pair with different WQE
+// strides and limits, and three loopback QPs, one per context; a connected
+// UC pair; two UD QPs (a user and a kernel one) and AHs for them (to the
+// device's GID, to a GID it does not have, of another PD).
 #pragma once
 
 #include "fuzz_world.h"
@@ -19,7 +21,8 @@ struct QpRef : QpInfo {
 
 class Scene {
   public:
-    static constexpr unsigned kQps = 5, kCqs = 4;
+    static constexpr unsigned kQps = 9, kCqs = 4;
+    static constexpr uint32_t kQkey = 0x1234;
 
     // Builds everything on a freshly reset World.
     void build(World& w) {
@@ -67,6 +70,10 @@ class Scene {
         specs_[2] = {u1, pda, 1, 1, 0x1e, {4, 7, 4, 6, 5, 3, 64}};
         specs_[3] = {0, pdk, 2, 2, 0x20, {4, 7, 4, 6, 5, 3, 64}};
         specs_[4] = {u2, pdc, 3, 3, 0x22, {4, 7, 4, 6, 5, 3, 64}};
+        specs_[5] = {u1, pda, 1, 1, 0x24, {4, 7, 4, 6, 5, 3, 64, 0, VRNIC_QPT_UC}};
+        specs_[6] = {u1, pda, 0, 0, 0x26, {4, 7, 4, 6, 5, 3, 64, 0, VRNIC_QPT_UC}};
+        specs_[7] = {u1, pda, 0, 1, 0x28, {4, 7, 4, 6, 5, 3, 64, 0, VRNIC_QPT_UD}};
+        specs_[8] = {0, pdk, 2, 2, 0x2a, {4, 7, 4, 6, 5, 3, 64, 0, VRNIC_QPT_UD}};
         for (uint32_t i = 0; i < kQps; i++)
             create_qp(i);
         // q0 <-> q1; q1 takes no READ/atomic and only REMOTE_WRITE, and gives
@@ -80,8 +87,22 @@ class Scene {
         for (uint32_t i = 2; i < kQps; i++)
             qps[i].path.dest_qpn = qps[i].qpn;
         qps[2].path.rnr_retry = 1;
+        // q5 <-> q6 over UC; q5 allows no remote access.
+        for (uint32_t i = 5; i < kQps; i++)
+            qps[i].path.qp_type = specs_[i].opts.qp_type;
+        qps[5].path.dest_qpn = qps[6].qpn;
+        qps[6].path.dest_qpn = qps[5].qpn;
+        qps[5].path.access = 0;
+        qps[7].path.qkey = qps[8].path.qkey = kQkey;
         for (QpRef& q : qps)
             w.connect(q.qpn, q.path);
+        uint8_t far[16];
+        memcpy(far, kGid, sizeof(far));
+        far[15] ^= 0x55;
+        ahs[0] = ah(pda, kGid);
+        ahs[1] = ah(pda, far);
+        ahs[2] = ah(pdk, kGid);
+        ahs[3] = ah(pdb, kGid);
     }
 
     // Destroys QP i and creates it again: a new QPN in the same doorbell
@@ -169,6 +190,8 @@ class Scene {
     vrnic_db_qp* qp_db(const QpInfo& q) const { return &w_->slot(q.db_page, q.db_slot)->qp; }
     vrnic_db_cq* cq_db(const CqInfo& c) const { return &w_->slot(c.db_page, c.db_slot)->cq; }
 
+    static constexpr unsigned kAhs = 4;
+    uint32_t ahs[kAhs] = {};
     uint32_t eqn = 0, eq_slot = 0;
     std::vector<MrInfo> mrs; // the ranges inputs aim at
     CqInfo cqs[kCqs] = {};
@@ -196,6 +219,15 @@ class Scene {
     static void must(uint32_t status) {
         if (status != VRNIC_CMD_STATUS_OK)
             abort();
+    }
+    uint32_t ah(uint32_t pd, const uint8_t (&dgid)[16]) {
+        vrnic_av av{};
+        memcpy(av.dgid, dgid, sizeof(av.dgid));
+        av.hop_limit = 1;
+        av.vlan_id = VRNIC_VLAN_NONE;
+        uint32_t h = 0;
+        must(w_->create_ah(pd, av, &h));
+        return h;
     }
     uint32_t pd(uint32_t uctx) {
         uint32_t h = 0;

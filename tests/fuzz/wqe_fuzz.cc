@@ -2,8 +2,10 @@
 // rings. Send WQEs of every opcode (and invalid ones), with SGE lists or
 // inline data, keys and addresses aimed at the scene's MRs (inside, at the
 // edges, past the end, the wrong PD, stale keys) or raw; receive WQEs
-// likewise; between a connected pair of QPs and on loopback QPs, with CQ
-// consumption and arming, RNR timer steps and QP state changes in between.
+// likewise; between a connected pair of QPs and on loopback QPs (RC), a UC
+// pair, and UD QPs (the AH, remote QPN and qkey of each datagram aimed at
+// the scene's or raw), with CQ consumption and arming, RNR timer steps and
+// QP state changes in between.
 #include "fuzz_scene.h"
 
 #include <algorithm>
@@ -71,6 +73,30 @@ vrnic_sge sge(Input& in, const Scene& s) {
     return {a.addr, a.len, a.key};
 }
 
+// A datagram's address: mostly SENDs through the scene's AHs to its QPs
+// with the right qkey, else another AH, QP 0/1, a raw QPN, a wrong qkey or
+// the QP's own.
+void ud_fields(Input& in, const Scene& s, vrnic_send_wqe_hdr* h) {
+    const uint8_t m = in.u8();
+    if (m & 1)
+        h->opcode = uint8_t(VRNIC_WR_SEND + (m >> 1 & 1));
+    h->ud.ah = m >= 0xf0 ? in.u32() : s.ahs[in.below(Scene::kAhs)];
+    const uint32_t q = in.below(Scene::kQps + 3);
+    h->ud.remote_qpn = q < Scene::kQps ? s.qps[q].qpn : q == Scene::kQps ? in.u32() : q & 1;
+    switch (m >> 2 & 3) {
+    case 0:
+    case 1:
+        h->ud.remote_qkey = Scene::kQkey;
+        break;
+    case 2:
+        h->ud.remote_qkey = VRNIC_QKEY_USE_QP | in.u8();
+        break;
+    default:
+        h->ud.remote_qkey = in.u32();
+        break;
+    }
+}
+
 void post_send(World& w, Scene& s, Input& in) {
     const unsigned qi = in.below(Scene::kQps);
     QpRef& q = s.qps[qi];
@@ -95,6 +121,8 @@ void post_send(World& w, Scene& s, Input& in) {
                 h->atomic.rkey = r.key;
                 h->atomic.compare_add = in.u8();
                 h->atomic.swap = in.u64();
+            } else if (q.path.qp_type == VRNIC_QPT_UD && !(mode & 4)) {
+                ud_fields(in, s, h);
             } else {
                 Aim r = aim(in, s);
                 h->rdma.remote_addr = r.addr;

@@ -24,6 +24,10 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
         h->atomic.rkey = wr.rkey;
         h->atomic.compare_add = wr.compare_add;
         h->atomic.swap = wr.swap;
+    } else if (wr.ud) {
+        h->ud.ah = wr.ah;
+        h->ud.remote_qpn = wr.remote_qpn;
+        h->ud.remote_qkey = wr.remote_qkey;
     } else {
         h->rdma.remote_addr = wr.remote_addr;
         h->rdma.rkey = wr.rkey;

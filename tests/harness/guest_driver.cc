@@ -329,6 +329,18 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
     vrnic_cmd_modify_qp m{};
     m.qpn = qpn;
     m.attr.qp_state = state;
+    if (p.qp_type == VRNIC_QPT_UD) {
+        m.attr_mask = VRNIC_QP_ATTR_STATE;
+        if (state == VRNIC_QPS_INIT) {
+            m.attr_mask |= VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY;
+            m.attr.port_num = 1;
+            m.attr.qkey = p.qkey;
+        } else if (state == VRNIC_QPS_RTS) {
+            m.attr_mask |= VRNIC_QP_ATTR_SQ_PSN;
+            m.attr.sq_psn = p.sq_psn;
+        }
+        return m;
+    }
     switch (state) {
     case VRNIC_QPS_INIT:
         m.attr_mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT |
@@ -348,6 +360,9 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
         memcpy(m.attr.av.dgid, kGid, sizeof(kGid));
         m.attr.av.vlan_id = VRNIC_VLAN_NONE;
         m.attr.av.hop_limit = p.hop_limit;
+        if (p.qp_type == VRNIC_QPT_UC)
+            m.attr_mask &=
+                ~uint32_t(VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER);
         break;
     case VRNIC_QPS_RTS:
         m.attr_mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
@@ -358,6 +373,8 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
         m.attr.rnr_retry = p.rnr_retry;
         m.attr.sq_psn = p.sq_psn;
         m.attr.max_rd_atomic = p.max_rd_atomic;
+        if (p.qp_type == VRNIC_QPT_UC)
+            m.attr_mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_SQ_PSN;
         break;
     default: // RESET, ERR, SQD: the state alone
         m.attr_mask = VRNIC_QP_ATTR_STATE;
@@ -375,6 +392,16 @@ uint32_t GuestDriver::connect(uint32_t qpn, const Path& p, uint8_t last) {
             first = st;
     }
     return first;
+}
+
+uint32_t GuestDriver::create_ah(uint32_t pd, const vrnic_av& av, uint32_t* ah) {
+    vrnic_cmd_create_ah c{};
+    c.pd = pd;
+    c.av = av;
+    vrnic_cmd r;
+    const uint32_t st = cmd(VRNIC_CMD_CREATE_AH, &c, sizeof(c), &r);
+    *ah = r.create_ah_resp.ah;
+    return st;
 }
 
 uint32_t GuestDriver::query_qp(uint32_t qpn, vrnic_qp_attr* out) {

@@ -90,10 +90,14 @@ struct QpInfo {
     uint32_t sq_pi = 0, rq_pi = 0; // the producer's free-running indices
 };
 
-// The attributes of RESET -> INIT -> RTR -> RTS. A pair agrees on PSNs when
-// each side's sq_psn is the other's rq_psn.
+// The attributes of RESET -> INIT -> RTR -> RTS for a QP of qp_type. A pair
+// agrees on PSNs when each side's sq_psn is the other's rq_psn. A UD QP
+// takes only qkey (and sq_psn); UC takes neither the RNR nor the RD-atomic
+// nor the retry attributes.
 struct Path {
     static constexpr uint32_t kPsn = 0x123;
+    uint8_t qp_type = VRNIC_QPT_RC;
+    uint32_t qkey = 0;
     uint32_t dest_qpn = 0;
     uint32_t access = VRNIC_ACCESS_ALL;
     uint8_t max_dest_rd_atomic = 4, max_rd_atomic = 4;
@@ -103,7 +107,8 @@ struct Path {
 };
 
 // The MODIFY_QP a driver sends to move QP qpn to `state` along p: the
-// attributes that transition requires (the state alone for RESET, ERR, SQD).
+// attributes that transition requires for p.qp_type (the state alone for
+// RESET, ERR, SQD).
 vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p);
 
 // A send WQE as the provider would build it.
@@ -117,7 +122,22 @@ struct SendWr {
     uint64_t compare_add = 0, swap = 0;
     std::vector<vrnic_sge> sge;
     std::vector<uint8_t> inline_data; // used with VRNIC_WQE_F_INLINE
+    // UD: the WQE's ud fields instead of rdma.
+    bool ud = false;
+    uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;
 };
+
+// A signaled UD SEND of sge through `ah` to QP remote_qpn with remote_qkey.
+inline SendWr ud_send(uint32_t ah, uint32_t remote_qpn, uint32_t remote_qkey,
+                      std::vector<vrnic_sge> sge) {
+    SendWr w;
+    w.ud = true;
+    w.ah = ah;
+    w.remote_qpn = remote_qpn;
+    w.remote_qkey = remote_qkey;
+    w.sge = std::move(sge);
+    return w;
+}
 
 // A signaled RDMA WRITE of len bytes from src at src_off to dst at dst_off.
 inline SendWr rdma_write(const MrInfo& src, uint64_t src_off, uint32_t len, const MrInfo& dst,
@@ -214,6 +234,7 @@ class GuestDriver {
     // status, or 0.
     uint32_t connect(uint32_t qpn, const Path& p, uint8_t last = VRNIC_QPS_RTS);
     uint32_t query_qp(uint32_t qpn, vrnic_qp_attr* out);
+    uint32_t create_ah(uint32_t pd, const vrnic_av& av, uint32_t* ah);
 
     // ---- data path ------------------------------------------------------------
     // Writes the WQE at sq_pi and publishes sq_pi (no device step).

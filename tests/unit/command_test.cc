@@ -311,8 +311,8 @@ TEST_F(Commands, QpCreateValidation) {
         uint32_t status;
         std::function<void(vrnic_cmd_create_qp&)> mutate;
     } cases[] = {
-        {"UD", UNSUPPORTED, [](auto& q) { q.qp_type = VRNIC_QPT_UD; }},
-        {"type 3", BAD_PARAM, [](auto& q) { q.qp_type = 3; }},
+        {"GSI", UNSUPPORTED, [](auto& q) { q.qp_type = VRNIC_QPT_GSI; }},
+        {"type 5", BAD_PARAM, [](auto& q) { q.qp_type = 5; }},
         {"flags", BAD_PARAM, [](auto& q) { q.flags = 2; }},
         {"reserved0", BAD_PARAM, [](auto& q) { q.reserved0 = 1; }},
         {"PD of the kernel", BAD_HANDLE, [&](auto& q) { q.pd = kpd; }},

@@ -135,6 +135,16 @@ void FakeDriver::connect_pair(const QpInfo& a, const QpInfo& b) {
     connect(b, a.qpn);
 }
 
+void FakeDriver::activate(const QpInfo& qp, const Path& p) {
+    ASSERT_EQ(0u, GuestDriver::connect(qp.qpn, p));
+}
+
+uint32_t FakeDriver::create_ah(uint32_t pd, const vrnic_av& av) {
+    uint32_t ah = 0;
+    EXPECT_EQ(0u, GuestDriver::create_ah(pd, av, &ah));
+    return ah;
+}
+
 vrnic_qp_attr FakeDriver::query_qp(const QpInfo& qp) {
     vrnic_qp_attr a{};
     EXPECT_EQ(0u, GuestDriver::query_qp(qp.qpn, &a));

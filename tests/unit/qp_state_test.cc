@@ -1,5 +1,5 @@
-// The RC QP state machine (device-interface.md section 15): the pure table
-// and MODIFY_QP/QUERY_QP through the command queue.
+// The QP state machine (device-interface.md section 15): the pure tables of
+// RC, UC and UD, and MODIFY_QP/QUERY_QP through the command queue.
 #include "fake_driver.h"
 #include "qp_state_machine.h"
 
@@ -95,6 +95,95 @@ TEST(QpStateTable, AttributeMaskErrors) {
     EXPECT_EQ(U, check(VRNIC_QPS_RTS, VRNIC_QPS_RTS, VRNIC_QP_ATTR_CAP));
     vrnic_qp_attr bad = to(static_cast<vrnic_qp_state>(7));
     EXPECT_EQ(P, check_qp_transition(QpType::rc, VRNIC_QPS_RESET, S, bad).status);
+}
+
+uint32_t check_type(QpType t, vrnic_qp_state from, vrnic_qp_state target, uint32_t mask) {
+    return check_qp_transition(t, from, mask | S, to(target)).status;
+}
+
+TEST(QpStateTable, UdTakesQkeyAndNoPath) {
+    constexpr uint32_t P = VRNIC_CMD_STATUS_BAD_PARAM, BAD = VRNIC_CMD_STATUS_BAD_STATE;
+    constexpr QpType T = QpType::ud;
+    constexpr uint32_t kUdInit = VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY;
+    constexpr uint32_t Q = VRNIC_QP_ATTR_QKEY, C = VRNIC_QP_ATTR_CUR_STATE;
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RESET, VRNIC_QPS_INIT, kUdInit));
+    for (uint32_t bit = 1; bit < (1u << 21); bit <<= 1)
+        if (kUdInit & bit) {
+            EXPECT_EQ(P, check_type(T, VRNIC_QPS_RESET, VRNIC_QPS_INIT, kUdInit & ~bit)) << bit;
+        }
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RESET, VRNIC_QPS_INIT, kInitReq)); // access flags
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_INIT, kUdInit));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, 0));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, Q | VRNIC_QP_ATTR_PKEY_INDEX));
+    for (uint32_t path : {uint32_t(VRNIC_QP_ATTR_AV), uint32_t(VRNIC_QP_ATTR_DEST_QPN),
+                          uint32_t(VRNIC_QP_ATTR_PATH_MTU), uint32_t(VRNIC_QP_ATTR_RQ_PSN)})
+        EXPECT_EQ(P, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, path)) << path;
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS, 0));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS, VRNIC_QP_ATTR_SQ_PSN | Q));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS,
+                            VRNIC_QP_ATTR_SQ_PSN | VRNIC_QP_ATTR_TIMEOUT));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_RTS, Q));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_RTS, VRNIC_QP_ATTR_ACCESS_FLAGS));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_SQD, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_SQD, VRNIC_QPS_RTS, Q));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_SQD, VRNIC_QPS_SQD, Q | VRNIC_QP_ATTR_PKEY_INDEX));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_SQD, VRNIC_QPS_SQD, VRNIC_QP_ATTR_AV));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_SQE, VRNIC_QPS_RTS, Q));
+    vrnic_qp_attr a = to(VRNIC_QPS_RTS);
+    a.cur_qp_state = VRNIC_QPS_SQE;
+    EXPECT_EQ(0u, check_qp_transition(T, VRNIC_QPS_SQE, S | C | Q, a).status);
+    EXPECT_EQ(BAD, check_type(T, VRNIC_QPS_RESET, VRNIC_QPS_RTR, 0));
+    EXPECT_EQ(BAD, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTS, VRNIC_QP_ATTR_SQ_PSN));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_ERR, 0));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_ERR, VRNIC_QPS_RESET, 0));
+}
+
+TEST(QpStateTable, UcTakesAPathWithoutTheRcOnlyAttributes) {
+    constexpr uint32_t P = VRNIC_CMD_STATUS_BAD_PARAM, U = VRNIC_CMD_STATUS_UNSUPPORTED;
+    constexpr QpType T = QpType::uc;
+    constexpr uint32_t kUcRtr =
+        VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN;
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RESET, VRNIC_QPS_INIT, kInitReq));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RESET, VRNIC_QPS_INIT, kInitReq | VRNIC_QP_ATTR_QKEY));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_INIT, VRNIC_QP_ATTR_ACCESS_FLAGS));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, kUcRtr));
+    for (uint32_t bit = 1; bit < (1u << 21); bit <<= 1)
+        if (kUcRtr & bit) {
+            EXPECT_EQ(P, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, kUcRtr & ~bit)) << bit;
+        }
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR,
+                             kUcRtr | VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, kRtrReq)); // RD atomic, RNR timer
+    EXPECT_EQ(U, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, kUcRtr | VRNIC_QP_ATTR_ALT_PATH));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS, VRNIC_QP_ATTR_SQ_PSN));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS, kRtsReq)); // timeout, retries
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS,
+                            VRNIC_QP_ATTR_SQ_PSN | VRNIC_QP_ATTR_MIN_RNR_TIMER));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_RTS, VRNIC_QP_ATTR_ACCESS_FLAGS));
+    EXPECT_EQ(U, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_RTS, VRNIC_QP_ATTR_PATH_MIG_STATE));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTS, VRNIC_QPS_SQD, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_SQD, VRNIC_QPS_RTS, VRNIC_QP_ATTR_ACCESS_FLAGS));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_SQD, VRNIC_QPS_SQD, VRNIC_QP_ATTR_AV));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_SQD, VRNIC_QPS_SQD, VRNIC_QP_ATTR_TIMEOUT));
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_SQE, VRNIC_QPS_RTS, VRNIC_QP_ATTR_ACCESS_FLAGS));
+    EXPECT_EQ(P, check_type(T, VRNIC_QPS_SQE, VRNIC_QPS_RTS, VRNIC_QP_ATTR_AV));
+}
+
+TEST(QpStateTable, CreateQpAcceptsUcAndUd) {
+    FakeDriver drv;
+    drv.bring_up();
+    const uint32_t pd = drv.create_pd(0);
+    CqInfo cq = drv.create_cq(0, 6);
+    for (uint8_t t : {VRNIC_QPT_UC, VRNIC_QPT_UD}) {
+        QpOpts o;
+        o.qp_type = t;
+        QpInfo q = drv.create_qp(0, pd, cq, cq, o);
+        drv.activate(q, Path{.qp_type = t, .qkey = 0x42u, .dest_qpn = 77});
+        const vrnic_qp_attr a = drv.query_qp(q);
+        EXPECT_EQ(VRNIC_QPS_RTS, a.qp_state) << int(t);
+        EXPECT_EQ(t == VRNIC_QPT_UD ? 0x42u : 0u, a.qkey) << int(t);
+        EXPECT_EQ(t == VRNIC_QPT_UD ? 0u : 77u, a.dest_qpn) << int(t);
+    }
 }
 
 class QpModify : public ::testing::Test {

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include "destination.h"
+
+#include <cstring>
+
+namespace vrnic {
+
+bool gid_is_local(const DeviceState& d, const uint8_t (&gid)[16]) {
+    for (const GidEntry& g : d.obj->gids)
+        if (g.valid && !memcmp(g.gid, gid, sizeof(g.gid)))
+            return true;
+    return false;
+}
+
+Qp* find_ud_destination(DeviceState& d, const uint8_t (&dgid)[16], uint32_t qpn) {
+    if (!gid_is_local(d, dgid))
+        return nullptr;
+    Qp* r = d.obj->qps.find(qpn);
+    if (!r || r->type != QpType::ud)
+        return nullptr;
+    if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
+        return nullptr;
+    return r;
+}
+
+} // namespace vrnic

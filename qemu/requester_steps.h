@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// The steps of executing an SQ WQE that every QP type shares (requester.cc)
+// and the executors of the types with their own (ud_requester.cc).
+#pragma once
+
+#include "device_state.h"
+#include "responder.h"
+#include "wqe_copy.h"
+
+#include <cstdint>
+
+namespace vrnic {
+
+enum class Outcome { consumed, rnr_wait, partial };
+
+// Completes the SQ WQE at the head; an error also moves the QP to ERR.
+void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t status,
+                   uint64_t len, uint32_t vendor);
+
+// Reads the slot at sq.ci into the private copy `w`; false when it could
+// not (the WQE has completed in error).
+bool read_send_wqe(DeviceState& d, Qp& qp, SendWqeCopy& w);
+
+// Local checks of 14.1 steps 1-3 on the private copy `w` (the opcode by
+// qp.type). Returns 0 and fills `msg`, or the failing status with `*vendor`
+// set.
+uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint32_t* vendor);
+
+// Executes the UD WQE at sq.ci (14.6); a datagram is never moved in slices
+// and never waits.
+Outcome execute_ud_send(DeviceState& d, Qp& qp, bool rnr_counted);
+
+} // namespace vrnic

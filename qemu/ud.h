@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// The receiving side of UD (device-interface.md 14.6): a datagram that
+// passed the sender's checks is delivered or dropped and counted.
+#pragma once
+
+#include "device_state.h"
+#include "responder.h"
+
+#include <cstdint>
+
+namespace vrnic {
+
+// Delivers the datagram `msg` of WQE `h` from `sender` through `ah` to QP
+// `dest_qpn` with `qkey` (the sender's choice already applied). Never fails
+// the sender: what the receiver cannot take is dropped (a counter in the
+// register page) or completes in error at the receiver.
+void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
+                const vrnic_send_wqe_hdr& h, LocalMsg& msg);
+
+} // namespace vrnic

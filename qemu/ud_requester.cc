@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// The requester half of UD: the checks of a datagram's WQE at the sender
+// (device-interface.md 14.6), then the delivery.
+#include "completion.h"
+#include "requester_steps.h"
+#include "ud.h"
+
+namespace vrnic {
+
+namespace {
+
+// The AH a UD WQE names: of the QP's PD, its source GID still valid.
+const Ah* wqe_ah(const DeviceState& d, const Qp& qp, uint32_t handle) {
+    const Ah* ah = d.obj->ahs.find(handle);
+    if (!ah || ah->pd != qp.pd)
+        return nullptr;
+    const uint8_t sgid = ah->av.sgid_index;
+    if (sgid >= d.obj->gids.size() || !d.obj->gids[sgid].valid) // SET_GID deleted it since
+        return nullptr;
+    return ah;
+}
+
+// QPs 0 and 1 are the kernel's management QPs: a user QP cannot name them.
+bool remote_qpn_ok(const Qp& qp, uint32_t qpn) {
+    if (qpn & ~VRNIC_QPN_MASK)
+        return false;
+    return qpn > 1 || qp.uctx->handle == VRNIC_UCTX_KERNEL;
+}
+
+} // namespace
+
+Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
+    SendWqeCopy w;
+    if (!read_send_wqe(d, qp, w))
+        return Outcome::consumed;
+    const vrnic_send_wqe_hdr& h = w.h;
+    LocalMsg msg;
+    uint32_t vendor = 0;
+    if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {
+        complete_send(d, qp, h, st, 0, vendor);
+        return Outcome::consumed;
+    }
+    const Ah* ah = wqe_ah(d, qp, h.ud.ah);
+    if (!ah) {
+        complete_send(d, qp, h, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeBadAh);
+        return Outcome::consumed;
+    }
+    if (!remote_qpn_ok(qp, h.ud.remote_qpn)) {
+        complete_send(d, qp, h, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeBadRemoteQpn);
+        return Outcome::consumed;
+    }
+    if (msg.len > d.params.active_mtu_bytes()) {
+        complete_send(d, qp, h, VRNIC_WC_LOC_LEN_ERR, 0, kVeMsgTooLong);
+        return Outcome::consumed;
+    }
+    const uint32_t qkey = (h.ud.remote_qkey & VRNIC_QKEY_USE_QP) ? qp.attr.qkey : h.ud.remote_qkey;
+    ud_deliver(d, qp, *ah, h.ud.remote_qpn, qkey, h, msg);
+    d.pass.charge(msg.len);
+    complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
+    return Outcome::consumed;
+}
+
+} // namespace vrnic
