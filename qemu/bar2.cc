@@ -32,14 +32,14 @@ void Bar2::power_on(const DeviceParams& p) const {
     r->max_cq = p.max_cq;
     r->max_mr = p.max_mr;
     r->max_pd = p.max_pd;
-    r->max_srq = 0;
+    r->max_srq = p.max_srq;
     r->max_ah = p.max_ah;
     r->max_uctx = p.max_uctx();
     r->max_comp_eqs = p.max_comp_eqs();
     r->max_qp_wr = p.max_qp_wr;
-    r->max_srq_wr = 0;
+    r->max_srq_wr = p.max_srq_wr;
     r->max_sge = p.max_sge;
-    r->max_srq_sge = 0;
+    r->max_srq_sge = p.max_srq_sge;
     r->max_inline = p.max_inline;
     r->max_cqe = p.max_cqe;
     r->max_mr_size = p.max_mr_size;

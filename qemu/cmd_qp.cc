@@ -18,6 +18,19 @@ uint32_t check_wq(const DeviceState& d, uint64_t addr, uint32_t log_depth, uint3
     return check_ring(d, addr, uint64_t(1) << (log_depth + shift));
 }
 
+// The SRQ a CREATE_QP names: of the QP's context and PD, and no RQ asked
+// for besides. Returns a status.
+uint32_t check_srq(const DeviceState& d, const vrnic_cmd_create_qp& c, const Uctx* u, const Pd* pd,
+                   Srq** out) {
+    Srq* s = d.obj->srqs.find(c.srqn);
+    if (!s || s->uctx != u)
+        return VRNIC_CMD_STATUS_BAD_HANDLE;
+    if (s->pd != pd || c.rq_addr || c.rq_log_depth || c.rq_wqe_shift || c.max_recv_sge)
+        return VRNIC_CMD_STATUS_BAD_PARAM;
+    *out = s;
+    return VRNIC_CMD_STATUS_OK;
+}
+
 // Range checks of the attribute values present in the mask (10.14).
 const char* bad_attr_value(const DeviceState& d, uint32_t mask, const vrnic_qp_attr& a) {
     const DeviceParams& p = d.params; // never BAR2's copies: the guest can write those
@@ -113,17 +126,22 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such context, PD or CQ");
     if (pd->uctx != u || scq->uctx != u || rcq->uctx != u)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "PD or CQ of another context");
-    if (c.srqn != VRNIC_HANDLE_NONE)
-        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such SRQ (SRQs unsupported)");
+    Srq* srq = nullptr;
+    if (c.srqn != VRNIC_HANDLE_NONE) {
+        if (uint32_t st = check_srq(d, c, u, pd, &srq))
+            CMD_FAIL(st, "SRQ");
+    }
     if (uint32_t st =
             check_wq(d, c.sq_addr, c.sq_log_depth, c.sq_wqe_shift, VRNIC_SQ_WQE_SHIFT_MIN))
         CMD_FAIL(st, "SQ ring");
     if (uint32_t st =
-            check_wq(d, c.rq_addr, c.rq_log_depth, c.rq_wqe_shift, VRNIC_RQ_WQE_SHIFT_MIN))
+            srq ? 0
+                : check_wq(d, c.rq_addr, c.rq_log_depth, c.rq_wqe_shift, VRNIC_RQ_WQE_SHIFT_MIN))
         CMD_FAIL(st, "RQ ring");
     if (c.max_send_sge > d.params.max_sge || c.max_send_sge > VRNIC_SQ_MAX_SGE(c.sq_wqe_shift))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_send_sge");
-    if (c.max_recv_sge > d.params.max_sge || c.max_recv_sge > VRNIC_RQ_MAX_SGE(c.rq_wqe_shift))
+    if (!srq &&
+        (c.max_recv_sge > d.params.max_sge || c.max_recv_sge > VRNIC_RQ_MAX_SGE(c.rq_wqe_shift)))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_recv_sge");
     if (c.max_inline > d.params.max_inline || c.max_inline > VRNIC_SQ_MAX_INLINE(c.sq_wqe_shift))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_inline");
@@ -150,6 +168,7 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
              .wqe_shift = c.rq_wqe_shift,
              .max_sge = c.max_recv_sge,
              .pi_word = &db.rq_pi};
+    q->srq = srq;
     q->max_inline = c.max_inline;
     q->db_slot = slot;
     q->qpn = d.obj->qps.insert(std::move(qp));
@@ -162,6 +181,8 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     pd->refs++;
     scq->refs++;
     rcq->refs++;
+    if (srq)
+        srq->refs++;
     out.create_qp_resp.qpn = q->qpn;
     out.create_qp_resp.db_slot = slot;
     return cmd_ok();
@@ -233,6 +254,8 @@ CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     q->pd->refs--;
     q->send_cq->refs--;
     q->recv_cq->refs--;
+    if (q->srq)
+        q->srq->refs--;
     d.obj->qps.remove(in.handle.handle);
     return cmd_ok();
 }

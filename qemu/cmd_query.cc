@@ -12,7 +12,7 @@ CmdResult cmd_query_device(DeviceState& d, const vrnic_cmd&, vrnic_cmd& out) {
     r.num_mr = o.mrs.count();
     r.num_cq = o.cqs.count();
     r.num_qp = o.qps.count();
-    r.num_srq = 0;
+    r.num_srq = o.srqs.count();
     r.num_ah = o.ahs.count();
     r.num_eq = o.eqs.count();
     return cmd_ok();

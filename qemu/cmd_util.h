@@ -79,6 +79,9 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_query_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_modify_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_destroy_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_set_eth(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 
 } // namespace vrnic

@@ -22,9 +22,6 @@ struct OpInfo {
 CmdResult cmd_nop(DeviceState&, const vrnic_cmd&, vrnic_cmd&) {
     return cmd_ok();
 }
-CmdResult cmd_unsupported(DeviceState&, const vrnic_cmd&, vrnic_cmd&) {
-    CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "SRQs are not supported (max_srq = 0)");
-}
 
 const OpInfo* op_info(uint16_t opcode) {
     static const OpInfo table[] = {
@@ -45,9 +42,9 @@ const OpInfo* op_info(uint16_t opcode) {
         /* MODIFY_QP */ {cmd_modify_qp, sizeof(vrnic_cmd_modify_qp), "MODIFY_QP"},
         /* QUERY_QP */ {cmd_query_qp, sizeof(vrnic_cmd_handle), "QUERY_QP"},
         /* DESTROY_QP */ {cmd_destroy_qp, sizeof(vrnic_cmd_handle), "DESTROY_QP"},
-        /* CREATE_SRQ */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "CREATE_SRQ"},
-        /* MODIFY_SRQ */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "MODIFY_SRQ"},
-        /* DESTROY_SRQ */ {cmd_unsupported, VRNIC_CMD_PAYLOAD_SIZE, "DESTROY_SRQ"},
+        /* CREATE_SRQ */ {cmd_create_srq, sizeof(vrnic_cmd_create_srq), "CREATE_SRQ"},
+        /* MODIFY_SRQ */ {cmd_modify_srq, sizeof(vrnic_cmd_modify_srq), "MODIFY_SRQ"},
+        /* DESTROY_SRQ */ {cmd_destroy_srq, sizeof(vrnic_cmd_handle), "DESTROY_SRQ"},
         /* CREATE_AH */ {cmd_create_ah, sizeof(vrnic_cmd_create_ah), "CREATE_AH"},
         /* DESTROY_AH */ {cmd_destroy_ah, sizeof(vrnic_cmd_handle), "DESTROY_AH"},
         /* SET_GID */ {cmd_set_gid, sizeof(vrnic_cmd_set_gid), "SET_GID"},

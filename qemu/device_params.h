@@ -18,6 +18,9 @@ struct DeviceParams {
     uint32_t max_mr = 65536;
     uint32_t max_pd = 16384;
     uint32_t max_ah = 16384;
+    uint32_t max_srq = 16384;
+    uint32_t max_srq_wr = 16384;
+    uint32_t max_srq_sge = 16;
     uint32_t max_qp_wr = 4096;
     uint32_t max_sge = 16;
     uint32_t max_inline = 256;

@@ -36,8 +36,9 @@ struct Objects {
     explicit Objects(const DeviceParams& p)
         : mr_pages(p.max_mr_pages), keygen(p.key_seed), uctxs(p.max_uctx()), pds(p.max_pd),
           mrs(p.max_mr, KeyedLayout::mr_keys(p.handle_quarantine), keygen), cqs(p.max_cq),
-          qps(p.max_qp, KeyedLayout::qpns(p.handle_quarantine), keygen), ahs(p.max_ah),
-          eqs(p.max_comp_eqs()), gids(p.gid_tbl_len), page_owner(p.db_page_count() + 1, nullptr) {
+          qps(p.max_qp, KeyedLayout::qpns(p.handle_quarantine), keygen), srqs(p.max_srq),
+          ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
+          page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
         kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
     }
@@ -51,6 +52,7 @@ struct Objects {
     KeyedTable<Mr> mrs;
     HandleTable<Cq> cqs;
     KeyedTable<Qp> qps;
+    HandleTable<Srq> srqs;
     HandleTable<Ah> ahs;
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;

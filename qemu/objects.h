@@ -21,7 +21,7 @@ namespace vrnic {
 struct Uctx {
     uint32_t handle = 0;
     uint32_t db_page = 0;
-    uint32_t refs = 0; // PDs, CQs, QPs
+    uint32_t refs = 0; // PDs, CQs, QPs, SRQs
     std::bitset<VRNIC_DB_SLOTS_PER_PAGE> slot_used;
 
     // A free object slot (1..511), or 0 when the page is full.
@@ -39,7 +39,7 @@ struct Uctx {
 struct Pd {
     uint32_t handle = 0;
     Uctx* uctx = nullptr;
-    uint32_t refs = 0; // MRs, QPs, AHs
+    uint32_t refs = 0; // MRs, QPs, AHs, SRQs
 };
 
 struct Ah {
@@ -90,6 +90,20 @@ struct Cq {
     bool batch_solicited_or_error = false;
 };
 
+// A shared receive queue (device-interface.md 10.17): receive WQEs any QP
+// attached to it takes, in order. The device publishes its consumer index.
+struct Srq {
+    uint32_t srqn = 0;
+    Uctx* uctx = nullptr;
+    Pd* pd = nullptr;
+    WorkQueue wq;                // pi_word and ci_word are the doorbell slot's
+    uint32_t* ci_word = nullptr; // device-written, release-stored
+    uint32_t db_slot = 0;
+    uint32_t limit = 0;      // armed SRQ_LIMIT threshold; 0: disarmed
+    bool pi_invalid = false; // SRQ_ERR posted for the current invalid pi
+    uint32_t refs = 0;       // QPs
+};
+
 struct Qp {
     uint32_t qpn = 0;
     QpType type = QpType::rc;
@@ -98,7 +112,8 @@ struct Qp {
     Cq* send_cq = nullptr;
     Cq* recv_cq = nullptr;
     uint16_t create_flags = 0;
-    WorkQueue sq, rq; // their consumer indices are the engine's
+    WorkQueue sq, rq;   // their consumer indices are the engine's
+    Srq* srq = nullptr; // receives come from it; rq is unused
     uint32_t max_inline = 0;
     uint32_t db_slot = 0;
 
@@ -118,6 +133,9 @@ struct Qp {
     uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
     // The head SQ WQE's message, when an earlier pass moved part of it.
     std::unique_ptr<MsgInFlight> inflight;
+    // As a responder on an SRQ: the WQE it took off the SRQ and has not
+    // completed yet (no other QP may take it; ERR flushes it).
+    std::unique_ptr<RecvWqe> srq_taken;
 
     bool sqd_reached() const { return int32_t(sqd_stop - sq.ci) <= 0; }
     bool in_active_list = false;

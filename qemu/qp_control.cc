@@ -3,6 +3,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "recv_source.h"
 
 #include <algorithm>
 
@@ -20,7 +21,8 @@ void qp_set_active(DeviceState& d, Qp& qp, bool active) {
 }
 
 void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
-    if (qp.state != VRNIC_QPS_ERR)
+    const bool entering = qp.state != VRNIC_QPS_ERR;
+    if (entering)
         LOG_DBG("QP %u: %u -> ERR", qp.qpn, qp.state);
     qp.state = VRNIC_QPS_ERR;
     qp.attr.qp_state = VRNIC_QPS_ERR;
@@ -30,11 +32,13 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
     qp_set_active(d, qp, true);
     if (async_event)
         post_async_event(d, async_event, qp.qpn);
+    if (entering)
+        RecvSource(qp).entered_error(d);
 }
 
 void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.sq.ci = qp.sq.pi();
-    qp.rq.ci = qp.rq.pi();
+    RecvSource(qp).entered_reset();
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;

@@ -343,7 +343,8 @@ bool engine_poll(DeviceState& d) {
         d.pass.start_qp();
         if (qp.state == VRNIC_QPS_ERR) {
             progress |= flush_queue(d, qp, qp.sq, *qp.send_cq, flushed_send_opcode);
-            progress |= flush_queue(d, qp, qp.rq, *qp.recv_cq, flushed_recv_opcode);
+            if (!qp.srq) // an SRQ is not the QP's to flush (14.3)
+                progress |= flush_queue(d, qp, qp.rq, *qp.recv_cq, flushed_recv_opcode);
         } else {
             switch (qp.type) {
             case QpType::rc:

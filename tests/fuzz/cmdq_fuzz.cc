@@ -2,9 +2,10 @@
 // and commands a driver could send built from the input with the handles
 // earlier commands returned (or stale, foreign and raw ones): contexts, PDs,
 // MRs with direct and two-level page lists, CQs and RESIZE_CQ with
-// completions outstanding, QPs through the whole MODIFY_QP state machine,
-// AHs, GIDs, EQs. Commands run one at a time or in batches that wrap the
-// ring, a byte of the next command may be corrupted, the producer index may
+// completions outstanding, SRQs (their fields at and past the limits, the
+// limit armed, destroyed while QPs use them), QPs on their own RQ or on an
+// SRQ through the whole MODIFY_QP state machine, AHs, GIDs, EQs. Commands run one at a time or in
+// batches that wrap the ring, a byte of the next command may be corrupted, the producer index may
 // jump out of range (FATAL), and the driver may reset and start over. After
 // every step the model's memory must be within its bound (fuzz_memory.h).
 #include "fuzz_memory.h"
@@ -29,7 +30,7 @@ struct QpObj : Obj {
 
 // What the harness knows exists, from command responses.
 struct Pools {
-    std::vector<Obj> uctx, pd, mr, cq, ah, eq;
+    std::vector<Obj> uctx, pd, mr, cq, ah, eq, srq;
     std::vector<QpObj> qp;
     void clear() { *this = Pools{}; }
 };
@@ -134,13 +135,28 @@ class CmdFuzz {
         case 22:
             handle_cmd(c, VRNIC_CMD_DESTROY_EQ, pick(in, p_.eq));
             break;
-        case 23: { // queries, NOP and the unsupported SRQ commands
-            static const uint16_t ops[] = {VRNIC_CMD_NOP,        VRNIC_CMD_QUERY_DEVICE,
-                                           VRNIC_CMD_QUERY_PORT, VRNIC_CMD_CREATE_SRQ,
-                                           VRNIC_CMD_MODIFY_SRQ, VRNIC_CMD_DESTROY_SRQ};
-            c.hdr.opcode = ops[in.below(6)];
-            if (c.hdr.opcode == VRNIC_CMD_QUERY_PORT)
+        case 23: { // queries, NOP and the SRQ commands
+            switch (in.below(6)) {
+            case 0:
+                c.hdr.opcode = VRNIC_CMD_NOP;
+                break;
+            case 1:
+                c.hdr.opcode = VRNIC_CMD_QUERY_DEVICE;
+                break;
+            case 2:
+                c.hdr.opcode = VRNIC_CMD_QUERY_PORT;
                 c.query_port.port_num = in.u8() & 0x81;
+                break;
+            case 3:
+                create_srq(c, in);
+                break;
+            case 4:
+                modify_srq(c, in);
+                break;
+            default:
+                handle_cmd(c, VRNIC_CMD_DESTROY_SRQ, pick(in, p_.srq));
+                break;
+            }
             break;
         }
         case 24: // the next commands go out together, maybe wrapping the ring
@@ -265,6 +281,13 @@ class CmdFuzz {
         }
         case VRNIC_CMD_DESTROY_QP:
             std::erase_if(p_.qp, [&](const QpObj& o) { return o.h == req.handle.handle; });
+            break;
+        case VRNIC_CMD_CREATE_SRQ:
+            p_.srq.push_back({r.create_srq_resp.srqn, req.create_srq.uctx,
+                              page_of(req.create_srq.uctx), r.create_srq_resp.db_slot});
+            break;
+        case VRNIC_CMD_DESTROY_SRQ:
+            forget(p_.srq, req.handle.handle);
             break;
         case VRNIC_CMD_CREATE_AH:
             p_.ah.push_back({r.create_ah_resp.ah, 0, 0, 0});
@@ -450,8 +473,9 @@ class CmdFuzz {
                     : t >= 0xc0 ? (t & 2 ? VRNIC_QPT_UD : VRNIC_QPT_UC)
                                 : VRNIC_QPT_RC;
         q.flags = t & 1 ? VRNIC_QP_F_SQ_SIG_ALL : 0;
-        if (t == 0xee)
-            q.srqn = 0x100;
+        const bool on_srq = (t & 0x0e) == 0x0e; // an SRQ: its own, stale, or another's
+        if (on_srq)
+            q.srqn = pick_in(in, p_.srq, q.uctx);
         q.send_cqn = pick_in(in, p_.cq, q.uctx);
         q.recv_cqn = pick_in(in, p_.cq, q.uctx);
         q.sq_addr = ring_addr(in);
@@ -469,6 +493,38 @@ class CmdFuzz {
         q.max_inline = std::min(VRNIC_SQ_MAX_INLINE(sq_shift), 256u) + ((lim >> 2) & 1);
         if (lim >= 0xf8)
             q.reserved1 = 1;
+        if (on_srq && !(lim & 0x30)) { // the RQ fields as an SRQ wants them, mostly
+            q.rq_addr = 0;
+            q.rq_log_depth = q.rq_wqe_shift = 0;
+            q.max_recv_sge = 0;
+        }
+    }
+
+    void create_srq(vrnic_cmd& c, Input& in) {
+        c.hdr.opcode = VRNIC_CMD_CREATE_SRQ;
+        vrnic_cmd_create_srq& q = c.create_srq;
+        q.uctx = pick_uctx(in);
+        q.pd = pick_in(in, p_.pd, q.uctx);
+        q.ring_addr = ring_addr(in);
+        const uint8_t d = in.u8();
+        q.log_depth = uint8_t(d >= 0xf0 ? d : d % 17); // 0 and past max_srq_wr too
+        q.wqe_shift = uint8_t(VRNIC_RQ_WQE_SHIFT_MIN - 1 + in.below(8));
+        const uint32_t shift = std::clamp<uint32_t>(q.wqe_shift, 5, 11);
+        const uint8_t lim = in.u8();
+        q.max_sge = uint16_t(std::min(VRNIC_RQ_MAX_SGE(shift), 16u) - (lim & 3) + ((lim >> 2) & 1));
+        const uint32_t depth = q.log_depth < 32 ? 1u << q.log_depth : 0;
+        q.srq_limit = lim >= 0xf0 ? in.u32() : (lim >> 3) % (depth + 1);
+    }
+
+    void modify_srq(vrnic_cmd& c, Input& in) {
+        c.hdr.opcode = VRNIC_CMD_MODIFY_SRQ;
+        vrnic_cmd_modify_srq& m = c.modify_srq;
+        m.srqn = pick(in, p_.srq);
+        const uint8_t x = in.u8();
+        m.attr_mask = x < 0xf0 ? VRNIC_SRQ_ATTR_LIMIT : x & 7;
+        m.srq_limit = x & 0x40 ? in.u32() : in.u8() % 20;
+        if (x == 0xef)
+            m.max_wr = 1;
     }
 
     void modify_qp(vrnic_cmd& c, Input& in) {
@@ -634,6 +690,14 @@ class CmdFuzz {
             q->sq_pi++;
         }
         store_release(&w_.slot(q->page, q->slot)->qp.sq_pi, q->sq_pi);
+        // Receives for SRQ-attached responders: whatever the SRQ ring holds,
+        // up to a ring ahead of the device's ci and sometimes past it.
+        if (Obj* o = pick_obj(in, p_.srq)) {
+            const Srq* srq = w_.objects().srqs.find(o->h);
+            if (srq)
+                store_release(&w_.slot(o->page, o->slot)->srq.pi,
+                              srq->wq.ci + in.below(srq->wq.depth() + 2));
+        }
     }
 
     // A provider consuming (all, some, or too many) CQEs, or arming.

@@ -1,6 +1,6 @@
-// libFuzzer target vrnic_fuzz_doorbell: the doorbell pages. Every SQ and RQ
-// slot of the scene's QPs holds a valid WQE, so a producer index is all the
-// input moves: SQ/RQ producer indices (next, a ring ahead, a ring and more,
+// libFuzzer target vrnic_fuzz_doorbell: the doorbell pages. Every SQ, RQ
+// and SRQ slot of the scene's QPs holds a valid WQE, so a producer index is
+// all the input moves: SQ/RQ/SRQ producer indices (next, a ring ahead, a ring and more,
 // behind, stale after a QP was recreated, raw), CQ consumer indices and arm
 // words, completion-EQ and async-EQ consumer indices, and words in any slot
 // of any doorbell page, including other contexts' objects, free slots, the
@@ -13,16 +13,33 @@ using namespace vrnic::fuzz;
 namespace {
 
 // The MR each QP's prefilled WQEs use (Scene::mrs): its own PD's.
-constexpr unsigned kHomeMr[Scene::kQps] = {0, 0, 0, 5, 6, 0, 0, 0, 5};
+constexpr unsigned kHomeMr[Scene::kAllQps] = {0, 0, 0, 5, 6, 0, 0, 0, 5, 0, 0};
 // The AH a UD QP's prefilled datagrams go through (Scene::ahs): its PD's.
-constexpr unsigned kHomeAh[Scene::kQps] = {0, 0, 0, 0, 0, 0, 0, 0, 2};
+constexpr unsigned kHomeAh[Scene::kAllQps] = {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0};
+
+// A one-SGE receive into `mr`.
+struct OneSgeRecv {
+    vrnic_recv_wqe_hdr h;
+    vrnic_sge g;
+};
+OneSgeRecv one_sge_recv(uint64_t wr_id, const MrInfo& mr) {
+    OneSgeRecv r{};
+    r.h.wr_id = wr_id;
+    r.h.num_sge = 1;
+    r.g = {mr.iova + 4096, 2048, mr.lkey};
+    return r;
+}
 
 // Fills every SQ slot with a valid WQE (the opcode cycles through all
 // seven; on a UD QP datagrams to both UD QPs, every eighth a WRITE) and
-// every RQ slot with a one-SGE receive.
+// every RQ and SRQ slot with a one-SGE receive.
 void prefill(World& w, const Scene& s) {
-    for (unsigned i = 0; i < Scene::kQps; i++) {
-        const QpRef& q = s.qps[i];
+    for (uint32_t k = 0; k < (1u << s.srq.log_depth); k++) {
+        const OneSgeRecv r = one_sge_recv(2000 + k, s.mrs[0]);
+        w.put(s.srq.ring + (uint64_t(k) << s.srq.wqe_shift), &r, sizeof(r));
+    }
+    for (unsigned i = 0; i < Scene::kAllQps; i++) {
+        const QpRef& q = s.qp(i);
         const MrInfo& mr = s.mrs[kHomeMr[i]];
         const uint32_t sq_depth = 1u << q.sq_log, rq_depth = 1u << q.rq_log;
         for (uint32_t k = 0; k < sq_depth; k++) {
@@ -49,14 +66,8 @@ void prefill(World& w, const Scene& s) {
             }
             w.put(q.sq + (uint64_t(k) << q.sq_shift), buf, 1u << q.sq_shift);
         }
-        for (uint32_t k = 0; k < rq_depth; k++) {
-            struct {
-                vrnic_recv_wqe_hdr h;
-                vrnic_sge g;
-            } r{};
-            r.h.wr_id = 1000 + k;
-            r.h.num_sge = 1;
-            r.g = {mr.iova + 4096, 2048, mr.lkey};
+        for (uint32_t k = 0; q.rq && k < rq_depth; k++) {
+            const OneSgeRecv r = one_sge_recv(1000 + k, mr);
             w.put(q.rq + (uint64_t(k) << q.rq_shift), &r, sizeof(r));
         }
     }
@@ -79,7 +90,12 @@ uint32_t index_near(Input& in, uint32_t base, uint32_t depth) {
 }
 
 void qp_index(World& w, Scene& s, Input& in, bool sq) {
-    const QpRef& q = s.qps[in.below(Scene::kQps)];
+    if (!sq && in.below(Scene::kQps + 1) == Scene::kQps) { // the SRQ's
+        const Srq* srq = w.objects().srqs.find(s.srq.srqn);
+        store_release(&s.srq_db()->pi, index_near(in, srq->wq.ci, 1u << s.srq.log_depth));
+        return;
+    }
+    const QpRef& q = sq ? s.qp(in.below(Scene::kAllQps)) : s.qps[in.below(Scene::kQps)];
     const Qp* qp = w.objects().qps.find(q.qpn);
     if (!qp)
         return;

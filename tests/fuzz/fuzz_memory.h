@@ -33,10 +33,13 @@ inline ModelMemory model_memory(const DeviceState& d) {
     o.qps.for_each([&](uint32_t, const Qp& qp) {
         if (qp.inflight)
             m.bytes += sizeof(MsgInFlight);
+        if (qp.srq_taken)
+            m.bytes += sizeof(RecvWqe);
     });
     m.bytes += o.uctxs.count() * sizeof(Uctx) + o.pds.count() * sizeof(Pd) +
                o.cqs.count() * sizeof(Cq) + o.qps.count() * sizeof(Qp) +
-               o.ahs.count() * sizeof(Ah) + o.eqs.count() * sizeof(Eq);
+               o.srqs.count() * sizeof(Srq) + o.ahs.count() * sizeof(Ah) +
+               o.eqs.count() * sizeof(Eq);
     m.bytes += (o.page_owner.capacity() + o.active_qps.capacity() + o.dirty_cqs.capacity()) *
                    sizeof(void*) +
                o.live_pages.capacity() * sizeof(uint32_t);
@@ -49,8 +52,10 @@ inline uint64_t model_memory_bound(const DeviceParams& p, uint64_t ram_bytes,
     *max_list_entries = 2 * (ram_bytes / VRNIC_PAGE_SIZE);
     const uint64_t tables = p.max_uctx() * sizeof(Uctx) + p.max_pd * sizeof(Pd) +
                             p.max_mr * sizeof(Mr) + p.max_cq * sizeof(Cq) + p.max_qp * sizeof(Qp) +
-                            p.max_ah * sizeof(Ah) + p.max_comp_eqs() * sizeof(Eq) +
-                            p.max_qp * sizeof(MsgInFlight); // one message in flight per QP
+                            p.max_srq * sizeof(Srq) + p.max_ah * sizeof(Ah) +
+                            p.max_comp_eqs() * sizeof(Eq) +
+                            p.max_qp * sizeof(MsgInFlight) + // one message in flight per QP
+                            p.max_qp * sizeof(RecvWqe);      // one SRQ WQE taken per QP
     // Vectors may hold twice what they need after growing.
     const uint64_t lists = 2 * ((p.db_page_count() + 1 + p.max_qp + p.max_cq) * sizeof(void*) +
                                 p.db_page_count() * sizeof(uint32_t));

@@ -4,7 +4,8 @@
 // list, a physical MR), five RC QPs: a connected pair with different WQE
 // strides and limits, and three loopback QPs, one per context; a connected
 // UC pair; two UD QPs (a user and a kernel one) and AHs for them (to the
-// device's GID, to a GID it does not have, of another PD).
+// device's GID, to a GID it does not have, of another PD); and an SRQ
+// (limit armed) that a second connected pair of RC QPs receives from.
 #pragma once
 
 #include "fuzz_world.h"
@@ -23,6 +24,8 @@ class Scene {
   public:
     static constexpr unsigned kQps = 9, kCqs = 4;
     static constexpr uint32_t kQkey = 0x1234;
+    // The SRQ's QPs come after the nine: qp(kQps), qp(kQps + 1).
+    static constexpr unsigned kSrqQps = 2, kAllQps = kQps + kSrqQps;
 
     // Builds everything on a freshly reset World.
     void build(World& w) {
@@ -103,7 +106,32 @@ class Scene {
         ahs[1] = ah(pda, far);
         ahs[2] = ah(pdk, kGid);
         ahs[3] = ah(pdb, kGid);
+
+        vrnic_cmd_create_srq c{};
+        c.uctx = u1;
+        c.pd = pda;
+        c.ring_addr = ring(0x2c);
+        c.log_depth = 4;
+        c.wqe_shift = 6;
+        c.max_sge = 3;
+        c.srq_limit = 4;
+        must(w.create_srq(c, &srq));
+        for (uint32_t i = 0; i < kSrqQps; i++) {
+            const QpOpts o{
+                .sq_log = 4, .sq_shift = 7, .max_send_sge = 5, .max_inline = 64, .srqn = srq.srqn};
+            srq_qps[i] = QpRef{};
+            must(w.create_qp(u1, pda, cqs[1], cqs[i], o, ring(0x2d + i), 0, &srq_qps[i]));
+        }
+        srq_qps[0].path.dest_qpn = srq_qps[1].qpn;
+        srq_qps[1].path.dest_qpn = srq_qps[0].qpn;
+        srq_qps[1].path.rnr_retry = 3;
+        for (QpRef& q : srq_qps)
+            w.connect(q.qpn, q.path);
     }
+
+    // QP i of all kAllQps.
+    QpRef& qp(unsigned i) { return i < kQps ? qps[i] : srq_qps[i - kQps]; }
+    const QpRef& qp(unsigned i) const { return i < kQps ? qps[i] : srq_qps[i - kQps]; }
 
     // Destroys QP i and creates it again: a new QPN in the same doorbell
     // slot, its peer now pointing at a QPN that is gone.
@@ -120,7 +148,7 @@ class Scene {
     // ERR, SQD (with SQ_DRAINED), back to RTS, RESET and connected again,
     // or left in RTR (a responder only).
     void change_state(Input& in) {
-        QpRef& q = qps[in.below(kQps)];
+        QpRef& q = qp(in.below(kAllQps));
         const Qp* qp = w_->objects().qps.find(q.qpn);
         vrnic_cmd_modify_qp m{};
         const uint32_t op = in.below(5);
@@ -188,6 +216,7 @@ class Scene {
     static uint64_t ring(uint64_t page4k) { return kRings + page4k * 4096; }
 
     vrnic_db_qp* qp_db(const QpInfo& q) const { return &w_->slot(q.db_page, q.db_slot)->qp; }
+    vrnic_db_srq* srq_db() const { return &w_->slot(srq.db_page, srq.db_slot)->srq; }
     vrnic_db_cq* cq_db(const CqInfo& c) const { return &w_->slot(c.db_page, c.db_slot)->cq; }
 
     static constexpr unsigned kAhs = 4;
@@ -196,6 +225,8 @@ class Scene {
     std::vector<MrInfo> mrs; // the ranges inputs aim at
     CqInfo cqs[kCqs] = {};
     QpRef qps[kQps] = {};
+    SrqInfo srq;
+    QpRef srq_qps[kSrqQps] = {};
 
   private:
     // A QP's context, PD, CQs, first ring page (its RQ on the page after

@@ -39,6 +39,9 @@ inline DeviceParams fuzz_params() {
     p.max_mr = 32;
     p.max_pd = 8;
     p.max_ah = 8;
+    p.max_srq = 4;
+    p.max_srq_wr = 64;
+    p.max_srq_sge = 8;
     // Small enough that most messages move in several slices.
     p.pass_bytes = 4 << 10;
     p.qp_pass_bytes = 1 << 10;

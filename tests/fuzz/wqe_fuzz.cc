@@ -2,10 +2,12 @@
 // rings. Send WQEs of every opcode (and invalid ones), with SGE lists or
 // inline data, keys and addresses aimed at the scene's MRs (inside, at the
 // edges, past the end, the wrong PD, stale keys) or raw; receive WQEs
-// likewise; between a connected pair of QPs and on loopback QPs (RC), a UC
-// pair, and UD QPs (the AH, remote QPN and qkey of each datagram aimed at
-// the scene's or raw), with CQ consumption and arming, RNR timer steps and
-// QP state changes in between.
+// likewise, into RQs and the SRQ (with its limit re-armed and its producer
+// index sometimes past the ring); between connected pairs of QPs (one pair
+// on the SRQ) and on loopback QPs (RC), a UC pair, and UD QPs (the AH,
+// remote QPN and qkey of each datagram aimed at the scene's or raw), with
+// CQ consumption and arming, RNR timer steps and QP state changes in
+// between.
 #include "fuzz_scene.h"
 
 #include <algorithm>
@@ -98,8 +100,8 @@ void ud_fields(Input& in, const Scene& s, vrnic_send_wqe_hdr* h) {
 }
 
 void post_send(World& w, Scene& s, Input& in) {
-    const unsigned qi = in.below(Scene::kQps);
-    QpRef& q = s.qps[qi];
+    const unsigned qi = in.below(Scene::kAllQps);
+    QpRef& q = s.qp(qi);
     const unsigned n = 1 + in.below(4);
     const uint32_t stride = 1u << q.sq_shift;
     for (unsigned k = 0; k < n; k++) {
@@ -151,20 +153,57 @@ void post_send(World& w, Scene& s, Input& in) {
     store_release(&s.qp_db(q)->sq_pi, q.sq_pi);
 }
 
+// A receive WQE of up to max_sge + 1 SGEs aimed by the input.
+void recv_wqe(Input& in, const Scene& s, uint8_t* buf, uint32_t stride, uint64_t wr_id,
+              uint32_t max_sge) {
+    auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(buf);
+    h->wr_id = wr_id;
+    h->num_sge = uint8_t(in.below(max_sge + 2));
+    const unsigned fit = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+    auto* g = reinterpret_cast<vrnic_sge*>(buf + VRNIC_RECV_WQE_HDR_SIZE);
+    for (unsigned i = 0; i < h->num_sge && i < fit; i++)
+        g[i] = sge(in, s);
+}
+
+// Receives into the SRQ, as a provider posts them (only into free slots by
+// the ci the device publishes), sometimes re-arming the limit, and now and
+// then a producer index past the ring.
+void post_srq(World& w, Scene& s, Input& in) {
+    SrqInfo& q = s.srq;
+    const uint8_t m = in.u8();
+    if (m >= 0xfc) {
+        q.pi = load_acquire(&s.srq_db()->ci) + (1u << q.log_depth) + 1 + in.u8();
+        store_release(&s.srq_db()->pi, q.pi);
+        return;
+    }
+    if (m & 0x80)
+        w.modify_srq(q.srqn, VRNIC_SRQ_ATTR_LIMIT, m % (1u << q.log_depth));
+    const uint32_t ci = load_acquire(&s.srq_db()->ci);
+    if (ring_used(q.pi, ci) > (1u << q.log_depth))
+        q.pi = ci; // after an invalid index: start again from the device's
+    const uint32_t stride = 1u << q.wqe_shift;
+    const unsigned n = 1 + in.below(4);
+    for (unsigned k = 0; k < n && ring_used(q.pi, ci) < (1u << q.log_depth); k++) {
+        alignas(8) uint8_t buf[1u << VRNIC_RQ_WQE_SHIFT_MAX] = {};
+        recv_wqe(in, s, buf, stride, q.pi, q.max_sge);
+        w.put(ring_slot(q.ring, q.log_depth, stride, q.pi), buf, stride);
+        q.pi++;
+    }
+    store_release(&s.srq_db()->pi, q.pi);
+}
+
 void post_recv(World& w, Scene& s, Input& in) {
-    const unsigned qi = in.below(Scene::kQps);
+    const unsigned qi = in.below(Scene::kQps + 1);
+    if (qi == Scene::kQps) {
+        post_srq(w, s, in);
+        return;
+    }
     QpRef& q = s.qps[qi];
     const unsigned n = 1 + in.below(4);
     const uint32_t stride = 1u << q.rq_shift;
     for (unsigned k = 0; k < n; k++) {
         alignas(8) uint8_t buf[1u << VRNIC_RQ_WQE_SHIFT_MAX] = {};
-        auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(buf);
-        h->wr_id = q.rq_pi;
-        h->num_sge = uint8_t(in.below(q.max_recv_sge + 2));
-        const unsigned fit = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
-        auto* g = reinterpret_cast<vrnic_sge*>(buf + VRNIC_RECV_WQE_HDR_SIZE);
-        for (unsigned i = 0; i < h->num_sge && i < fit; i++)
-            g[i] = sge(in, s);
+        recv_wqe(in, s, buf, stride, q.rq_pi, q.max_recv_sge);
         w.put(ring_slot(q.rq, q.rq_log, stride, q.rq_pi), buf, stride);
         s.note_wqe(qi, buf, stride);
         q.rq_pi++;

@@ -10,6 +10,24 @@
 
 namespace vrnic::test {
 
+namespace {
+
+// A receive WQE (RQ or SRQ: one format) in the slot at w; SGEs past the
+// stride are cut off, num_sge says how many the caller asked for.
+void write_recv_wqe(uint8_t* w, uint32_t stride, uint64_t wr_id,
+                    const std::vector<vrnic_sge>& sge) {
+    memset(w, 0, stride);
+    auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(w);
+    h->wr_id = wr_id;
+    h->num_sge = static_cast<uint8_t>(sge.size());
+    size_t room = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+    if (!sge.empty())
+        memcpy(w + VRNIC_RECV_WQE_HDR_SIZE, sge.data(),
+               std::min(room, sge.size()) * VRNIC_SGE_SIZE);
+}
+
+} // namespace
+
 void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
     const uint32_t stride = 1u << qp.sq_shift;
     uint8_t* w = host(ring_slot(qp.sq, qp.sq_log, stride, qp.sq_pi), stride);
@@ -54,18 +72,28 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
 void GuestDriver::post_recv(QpInfo& qp, uint64_t wr_id, const std::vector<vrnic_sge>& sge,
                             bool pub) {
     const uint32_t stride = 1u << qp.rq_shift;
-    uint8_t* w = host(ring_slot(qp.rq, qp.rq_log, stride, qp.rq_pi), stride);
-    memset(w, 0, stride);
-    auto* h = reinterpret_cast<vrnic_recv_wqe_hdr*>(w);
-    h->wr_id = wr_id;
-    h->num_sge = static_cast<uint8_t>(sge.size());
-    size_t room = (stride - VRNIC_RECV_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
-    if (!sge.empty())
-        memcpy(w + VRNIC_RECV_WQE_HDR_SIZE, sge.data(),
-               std::min(room, sge.size()) * VRNIC_SGE_SIZE);
+    write_recv_wqe(host(ring_slot(qp.rq, qp.rq_log, stride, qp.rq_pi), stride), stride, wr_id, sge);
     qp.rq_pi++;
     if (pub)
         publish(qp);
+}
+
+void GuestDriver::post_srq_recv(SrqInfo& srq, uint64_t wr_id, const std::vector<vrnic_sge>& sge,
+                                bool pub) {
+    const uint32_t stride = 1u << srq.wqe_shift;
+    write_recv_wqe(host(ring_slot(srq.ring, srq.log_depth, stride, srq.pi), stride), stride, wr_id,
+                   sge);
+    srq.pi++;
+    if (pub)
+        publish(srq);
+}
+
+void GuestDriver::publish(const SrqInfo& srq) {
+    store_release(&slot(srq.db_page, srq.db_slot)->srq.pi, srq.pi);
+}
+
+uint32_t GuestDriver::srq_ci(const SrqInfo& srq) const {
+    return load_acquire(&slot(srq.db_page, srq.db_slot)->srq.ci);
 }
 
 void GuestDriver::publish(const QpInfo& qp) {

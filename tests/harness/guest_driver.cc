@@ -298,6 +298,12 @@ uint32_t GuestDriver::create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, c
     c.max_send_sge = o.max_send_sge;
     c.max_recv_sge = o.max_recv_sge;
     c.max_inline = o.max_inline;
+    c.srqn = o.srqn;
+    if (o.srqn != VRNIC_HANDLE_NONE) {
+        c.rq_addr = 0;
+        c.rq_log_depth = c.rq_wqe_shift = 0;
+        c.max_recv_sge = 0;
+    }
     vrnic_cmd r;
     const uint32_t st = cmd(VRNIC_CMD_CREATE_QP, &c, sizeof(c), &r);
     *out = QpInfo{.qpn = r.create_qp_resp.qpn,
@@ -309,10 +315,10 @@ uint32_t GuestDriver::create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, c
                   .rq = rq_addr,
                   .sq_log = o.sq_log,
                   .sq_shift = o.sq_shift,
-                  .rq_log = o.rq_log,
-                  .rq_shift = o.rq_shift,
+                  .rq_log = c.rq_log_depth,
+                  .rq_shift = c.rq_wqe_shift,
                   .max_send_sge = o.max_send_sge,
-                  .max_recv_sge = o.max_recv_sge,
+                  .max_recv_sge = c.max_recv_sge,
                   .max_inline = o.max_inline};
     return st;
 }
@@ -323,6 +329,30 @@ uint32_t GuestDriver::modify_qp(uint32_t qpn, uint32_t mask, const vrnic_qp_attr
     m.attr_mask = mask;
     m.attr = a;
     return cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m));
+}
+
+uint32_t GuestDriver::create_srq(const vrnic_cmd_create_srq& c, SrqInfo* out) {
+    vrnic_cmd r;
+    const uint32_t st = cmd(VRNIC_CMD_CREATE_SRQ, &c, sizeof(c), &r);
+    *out = SrqInfo{.srqn = r.create_srq_resp.srqn,
+                   .db_slot = r.create_srq_resp.db_slot,
+                   .uctx = c.uctx,
+                   .db_page = uctx_page_[c.uctx],
+                   .ring = c.ring_addr,
+                   .log_depth = c.log_depth,
+                   .wqe_shift = c.wqe_shift,
+                   .max_sge = c.max_sge};
+    return st;
+}
+
+uint32_t GuestDriver::modify_srq(uint32_t srqn, uint32_t mask, uint32_t srq_limit,
+                                 uint32_t max_wr) {
+    vrnic_cmd_modify_srq m{};
+    m.srqn = srqn;
+    m.attr_mask = mask;
+    m.max_wr = max_wr;
+    m.srq_limit = srq_limit;
+    return cmd(VRNIC_CMD_MODIFY_SRQ, &m, sizeof(m));
 }
 
 vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {

@@ -80,6 +80,14 @@ struct QpOpts {
     uint32_t max_inline = 128;
     uint16_t flags = 0;
     uint8_t qp_type = VRNIC_QPT_RC;
+    uint32_t srqn = VRNIC_HANDLE_NONE; // set: no RQ (rq_* and max_recv_sge sent as 0)
+};
+
+struct SrqInfo {
+    uint32_t srqn = 0, db_slot = 0, uctx = 0, db_page = 0;
+    uint64_t ring = 0;
+    uint32_t log_depth = 0, wqe_shift = 0, max_sge = 0;
+    uint32_t pi = 0; // the producer's free-running index
 };
 
 struct QpInfo {
@@ -230,6 +238,8 @@ class GuestDriver {
     uint32_t create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, const CqInfo& rcq,
                        const QpOpts& o, uint64_t sq_addr, uint64_t rq_addr, QpInfo* out);
     uint32_t modify_qp(uint32_t qpn, uint32_t mask, const vrnic_qp_attr& a);
+    uint32_t create_srq(const vrnic_cmd_create_srq& c, SrqInfo* out);
+    uint32_t modify_srq(uint32_t srqn, uint32_t mask, uint32_t srq_limit, uint32_t max_wr = 0);
     // Every MODIFY_QP from INIT up to `last` along p; the first failing
     // status, or 0.
     uint32_t connect(uint32_t qpn, const Path& p, uint8_t last = VRNIC_QPS_RTS);
@@ -242,6 +252,12 @@ class GuestDriver {
     void post_recv(QpInfo& qp, uint64_t wr_id, const std::vector<vrnic_sge>& sge,
                    bool publish = true);
     void publish(const QpInfo& qp);
+    // Writes a receive WQE at the SRQ's pi and publishes it (no device step).
+    void post_srq_recv(SrqInfo& srq, uint64_t wr_id, const std::vector<vrnic_sge>& sge,
+                       bool publish = true);
+    void publish(const SrqInfo& srq);
+    // The consumer index the device published in the SRQ's slot.
+    uint32_t srq_ci(const SrqInfo& srq) const;
     // Consumes the valid CQEs and publishes the new ci.
     std::vector<vrnic_cqe> poll_cq(CqInfo& cq, unsigned max = 1u << 20);
     void arm_cq(CqInfo& cq, bool solicited_only);

@@ -397,11 +397,6 @@ TEST_F(Commands, SetGidValidation) {
     EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_SET_GID, &del, sizeof(del)));
 }
 
-TEST_F(Commands, SrqIsUnsupported) {
-    for (uint16_t op : {VRNIC_CMD_CREATE_SRQ, VRNIC_CMD_MODIFY_SRQ, VRNIC_CMD_DESTROY_SRQ})
-        EXPECT_EQ(UNSUPPORTED, drv.cmd(op)) << op;
-}
-
 TEST_F(Commands, AhChecksItsAddressVectorAndHoldsItsPd) {
     vrnic_cmd_set_gid g{};
     g.index = 1;

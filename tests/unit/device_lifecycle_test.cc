@@ -19,7 +19,9 @@ TEST(DeviceLifecycle, PowerOnPublishesIdentityAndCaps) {
     EXPECT_EQ(1022u, r->max_uctx);
     EXPECT_EQ(8u, r->num_vectors);
     EXPECT_EQ(6u, r->max_comp_eqs);
-    EXPECT_EQ(0u, r->max_srq);
+    EXPECT_EQ(16384u, r->max_srq);
+    EXPECT_EQ(16384u, r->max_srq_wr);
+    EXPECT_EQ(16u, r->max_srq_sge);
     EXPECT_EQ(16384u, r->max_ah);
     EXPECT_EQ(uint32_t(VRNIC_ATOMIC_HCA), r->atomic_cap);
     EXPECT_EQ(uint32_t(VRNIC_PORT_ACTIVE), r->port_state);

@@ -109,10 +109,25 @@ CqInfo FakeDriver::create_cq(uint32_t uctx, uint32_t log_depth) {
 QpInfo FakeDriver::create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, const CqInfo& rcq,
                              const QpOpts& o) {
     const uint64_t sq = alloc(uint64_t(1) << (o.sq_log + o.sq_shift));
-    const uint64_t rq = alloc(uint64_t(1) << (o.rq_log + o.rq_shift));
+    const uint64_t rq = o.srqn ? 0 : alloc(uint64_t(1) << (o.rq_log + o.rq_shift));
     QpInfo q;
     EXPECT_EQ(0u, GuestDriver::create_qp(uctx, pd, scq, rcq, o, sq, rq, &q));
     return q;
+}
+
+SrqInfo FakeDriver::create_srq(uint32_t uctx, uint32_t pd, uint32_t log_depth, uint32_t wqe_shift,
+                               uint32_t max_sge, uint32_t srq_limit) {
+    vrnic_cmd_create_srq c{};
+    c.uctx = uctx;
+    c.pd = pd;
+    c.ring_addr = alloc(uint64_t(1) << (log_depth + wqe_shift));
+    c.log_depth = static_cast<uint8_t>(log_depth);
+    c.wqe_shift = static_cast<uint8_t>(wqe_shift);
+    c.max_sge = static_cast<uint16_t>(max_sge);
+    c.srq_limit = srq_limit;
+    SrqInfo s;
+    EXPECT_EQ(0u, GuestDriver::create_srq(c, &s));
+    return s;
 }
 
 uint32_t FakeDriver::modify_qp(const QpInfo& qp, uint32_t mask, const vrnic_qp_attr& a) {

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SRQ commands (section 10.17).
+#include "cmd_util.h"
+#include "shared_word.h"
+
+namespace vrnic {
+
+CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
+    const vrnic_cmd_create_srq& c = in.create_srq;
+    const DeviceParams& p = d.params; // never BAR2's copies: the guest can write those
+    Uctx* u = d.find_uctx(c.uctx);
+    Pd* pd = d.obj->pds.find(c.pd);
+    if (!u || !pd)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such context or PD");
+    if (pd->uctx != u)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "PD of another context");
+    if (c.log_depth < VRNIC_WQ_LOG_DEPTH_MIN || c.log_depth > log2_floor(p.max_srq_wr))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "log_depth");
+    if (c.wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || c.wqe_shift > VRNIC_SQ_WQE_SHIFT_MAX)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "wqe_shift");
+    if (c.max_sge > p.max_srq_sge || c.max_sge > VRNIC_RQ_MAX_SGE(c.wqe_shift))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_sge");
+    if (c.srq_limit >= (1u << c.log_depth))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "srq_limit");
+    if (uint32_t st = check_ring(d, c.ring_addr, uint64_t(1) << (c.log_depth + c.wqe_shift)))
+        CMD_FAIL(st, "SRQ ring");
+
+    uint32_t slot = u->alloc_slot();
+    if (!slot)
+        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "doorbell page full");
+    auto srq = std::make_unique<Srq>();
+    Srq* s = srq.get();
+    s->uctx = u;
+    s->pd = pd;
+    vrnic_db_srq& db = d.bar2.slot(u->db_page, slot)->srq;
+    s->wq = {.ring = c.ring_addr,
+             .log_depth = c.log_depth,
+             .wqe_shift = c.wqe_shift,
+             .max_sge = c.max_sge,
+             .pi_word = &db.pi};
+    s->ci_word = &db.ci;
+    s->db_slot = slot;
+    s->limit = c.srq_limit;
+    s->srqn = d.obj->srqs.insert(std::move(srq));
+    if (!s->srqn) {
+        u->free_slot(slot);
+        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_srq reached");
+    }
+    store_release(&d.bar2.slot(u->db_page, slot)->raw, uint64_t(0));
+    u->refs++;
+    pd->refs++;
+    out.create_srq_resp.srqn = s->srqn;
+    out.create_srq_resp.db_slot = slot;
+    return cmd_ok();
+}
+
+CmdResult cmd_modify_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
+    const vrnic_cmd_modify_srq& m = in.modify_srq;
+    Srq* s = d.obj->srqs.find(m.srqn);
+    if (!s)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such SRQ");
+    if (m.attr_mask & ~uint32_t(VRNIC_SRQ_ATTR_MAX_WR | VRNIC_SRQ_ATTR_LIMIT))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown SRQ attribute");
+    if (m.attr_mask & VRNIC_SRQ_ATTR_MAX_WR)
+        CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "SRQ resize");
+    // A value outside the mask is reserved: 0.
+    if (m.max_wr || (!(m.attr_mask & VRNIC_SRQ_ATTR_LIMIT) && m.srq_limit))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "value of an attribute not in the mask");
+    if (m.srq_limit >= s->wq.depth())
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "srq_limit");
+    if (m.attr_mask & VRNIC_SRQ_ATTR_LIMIT)
+        s->limit = m.srq_limit;
+    return cmd_ok();
+}
+
+CmdResult cmd_destroy_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
+    uint32_t st = 0;
+    Srq* s = named_object(d.obj->srqs, in, st);
+    if (!s)
+        CMD_FAIL(st, "bad SRQ handle");
+    if (s->refs)
+        CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "SRQ in use by a QP");
+    s->uctx->free_slot(s->db_slot);
+    store_release(&d.bar2.slot(s->uctx->db_page, s->db_slot)->raw, uint64_t(0));
+    s->uctx->refs--;
+    s->pd->refs--;
+    d.obj->srqs.remove(in.handle.handle);
+    return cmd_ok();
+}
+
+} // namespace vrnic
