@@ -410,6 +410,7 @@ enum vrnic_cmd_opcode {
 	VRNIC_CMD_SET_ETH		= 0x19,	/* 1.1 */
 	VRNIC_CMD_ATTACH_MCAST		= 0x1a,	/* 1.3 */
 	VRNIC_CMD_DETACH_MCAST		= 0x1b,	/* 1.3 */
+	VRNIC_CMD_QUERY_CLOCK		= 0x1c,	/* 1.3 */
 };
 
 /* Command status, written by the device.  Errno in the spec's table. */
@@ -761,6 +762,14 @@ struct vrnic_cmd_set_eth {
 	__le32 reserved;
 };
 
+/*
+ * QUERY_CLOCK: the device clock that stamps CQEs, in nanoseconds of the
+ * host's CLOCK_REALTIME (so also a wall clock).
+ */
+struct vrnic_cmd_query_clock_resp {
+	__le64 now_ns;
+};
+
 /* ATTACH_MCAST, DETACH_MCAST: a UD QP joins or leaves a multicast GID. */
 struct vrnic_cmd_mcast {
 	__le32 qpn;
@@ -797,6 +806,7 @@ struct vrnic_cmd {
 		struct vrnic_cmd_create_eq_resp create_eq_resp;
 		struct vrnic_cmd_set_eth set_eth;
 		struct vrnic_cmd_mcast mcast;
+		struct vrnic_cmd_query_clock_resp query_clock_resp;
 		__u8 payload[VRNIC_CMD_PAYLOAD_SIZE];
 	};
 };
@@ -910,7 +920,8 @@ struct vrnic_cqe {
 	__u8 network_hdr_type;		/* 1.3: enum vrnic_net_type, F_GRH */
 	__u8 reserved0;
 	__u8 smac[6];			/* 1.3: sender's MAC, with F_GRH */
-	__u8 reserved[16];
+	__le64 timestamp;		/* 1.3: device clock (QUERY_CLOCK), ns */
+	__u8 reserved[8];
 };
 
 /* ------------------------------------------------------------------------
@@ -1159,6 +1170,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_eth, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_mcast, 24);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_clock_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd, VRNIC_CMD_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd, payload, 16);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd_reg_mr, pbl_addr, 0x18);
@@ -1197,6 +1209,7 @@ VRNIC_ASSERT_OFFSET(struct vrnic_cqe, dlid_path_bits, 0x23);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, wqe_idx, 0x24);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, network_hdr_type, 0x28);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, smac, 0x2a);
+VRNIC_ASSERT_OFFSET(struct vrnic_cqe, timestamp, 0x30);
 
 VRNIC_ASSERT_SIZE(struct vrnic_sge, VRNIC_SGE_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_rdma, 16);
