@@ -107,10 +107,7 @@ struct Mr {
     verbs_mr vmr;
 };
 
-struct Ah {
-    ibv_ah ah;
-    uint32_t handle = 0; // the device's, which a work request names
-};
+// Ah is in ring.h: the send path reads its handle.
 
 struct Cq {
     verbs_cq vcq;

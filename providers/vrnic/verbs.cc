@@ -195,7 +195,7 @@ uint32_t cq_read_qp_num(ibv_cq_ex* c) noexcept {
     return cur(c).qpn;
 }
 uint32_t cq_read_src_qp(ibv_cq_ex* c) noexcept {
-    return cur(c).src_qp;
+    return cqe_src_qp(cur(c));
 }
 unsigned int cq_read_wc_flags(ibv_cq_ex* c) noexcept {
     return cqe_wc_flags(cur(c));
@@ -435,6 +435,9 @@ void wr_atomic_fetch_add(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t ad
     qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
     qp->wr.atomic(rkey, addr, add, 0);
 }
+void wr_set_ud_addr(ibv_qp_ex* q, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
+    to_qp(q)->wr.ud(ah, remote_qpn, remote_qkey);
+}
 void wr_set_sge(ibv_qp_ex* q, uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
     to_qp(q)->wr.sge(lkey, addr, length);
 }
@@ -459,6 +462,7 @@ void set_qp_ex_ops(ibv_qp_ex* q) {
     q->wr_send_imm = wr_send_imm;
     q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
     q->wr_atomic_fetch_add = wr_atomic_fetch_add;
+    q->wr_set_ud_addr = wr_set_ud_addr;
     q->wr_set_sge = wr_set_sge;
     q->wr_set_sge_list = wr_set_sge_list;
     q->wr_set_inline_data = wr_set_inline_data;
@@ -532,6 +536,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         lim.max_inline = r.max_inline;
         lim.sig_all = attr->sq_sig_all != 0;
         lim.send_ops = send_ops;
+        lim.ud = attr->qp_type == IBV_QPT_UD;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
         if (own_rq) {
             rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
