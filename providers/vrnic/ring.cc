@@ -195,6 +195,10 @@ int SendQueue::post(const ibv_send_wr& wr) noexcept {
 int RecvQueue::post(const ibv_recv_wr& wr) noexcept {
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > max_sge_)
         return EINVAL;
+    // A device index outside what was published is ignored: the ring then
+    // looks full rather than overwriting WQEs the device has not read.
+    if (full() && device_ci_)
+        retire_to(load_acquire(device_ci_));
     if (full())
         return ENOMEM;
     unsigned char* s = slot(pi_);

@@ -125,10 +125,18 @@ class WorkQueue {
     // not an outstanding published WQE (a bad or stale CQE).
     bool retire(uint32_t wqe_idx) noexcept {
         uint32_t ci = ci_.load(std::memory_order_relaxed);
+        if (wqe_idx + 1 == ci)
+            return false; // retire_to() would take it as no progress
+        return retire_to(wqe_idx + 1);
+    }
+    // Everything before the free-running index ci has been consumed.
+    // Returns false, changing nothing, if ci lies outside [ci(), published].
+    bool retire_to(uint32_t ci) noexcept {
+        uint32_t old = ci_.load(std::memory_order_relaxed);
         uint32_t pub = published_.load(std::memory_order_acquire);
-        if (static_cast<uint32_t>(wqe_idx - ci) >= static_cast<uint32_t>(pub - ci))
+        if (static_cast<uint32_t>(ci - old) > static_cast<uint32_t>(pub - old))
             return false;
-        ci_.store(wqe_idx + 1, std::memory_order_release);
+        ci_.store(ci, std::memory_order_release);
         return true;
     }
     // After MODIFY_QP to RESET the device discards everything outstanding.
@@ -232,11 +240,16 @@ class SendQueue : public WorkQueue {
     SqLimits lim_;
 };
 
+// A receive queue: a QP's own, whose WQEs its receive completions retire,
+// or a shared one (SRQ), whose free space the device reports in a consumer
+// index it writes (device_ci), since its completions land on many QPs.
 class RecvQueue : public WorkQueue {
   public:
-    void init(void* buf, uint32_t log_depth, uint32_t wqe_shift, uint32_t max_sge) noexcept {
+    void init(void* buf, uint32_t log_depth, uint32_t wqe_shift, uint32_t max_sge,
+              const uint32_t* device_ci = nullptr) noexcept {
         init_ring(buf, log_depth, wqe_shift);
         max_sge_ = max_sge;
+        device_ci_ = device_ci;
     }
     uint32_t max_sge() const noexcept { return max_sge_; }
     // Returns 0, EINVAL (too many SGEs) or ENOMEM (full).
@@ -244,6 +257,7 @@ class RecvQueue : public WorkQueue {
 
   private:
     uint32_t max_sge_ = 0;
+    const uint32_t* device_ci_ = nullptr;
 };
 
 // The data-path state of one QP: its rings, their locks and doorbell words.

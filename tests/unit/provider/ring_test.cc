@@ -527,6 +527,63 @@ TEST(RecvQueue, LayoutLimitsAndWrap) {
     EXPECT_EQ(0, rd<uint8_t>(w, 8));
 }
 
+// An SRQ's free space comes from the consumer index the device writes, not
+// from completions; an index beyond what was posted is not believed.
+TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
+    Buffer ring(4 * 32);
+    FakeDbPage dbp;
+    Doorbell db;
+    db.init(dbp.page(), nullptr, nullptr);
+    uint32_t* ci = db.word(6, VRNIC_DB_SRQ_CI);
+    uint32_t* pi = db.word(6, VRNIC_DB_SRQ_PI);
+    RecvQueue srq;
+    srq.init(ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+    ibv_sge sg{0x1000, 8, 1};
+    ibv_recv_wr wr{};
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    for (int i = 0; i < 4; i++) {
+        wr.wr_id = i;
+        ASSERT_EQ(0, srq.post(wr));
+    }
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    srq.publish(db, pi, VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_EQ(4u, dbp.word(6, VRNIC_DB_SRQ_PI));
+
+    *ci = 7; // beyond pi: a device bug or a hostile write
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    *ci = 2; // the device took two
+    wr.wr_id = 100;
+    ASSERT_EQ(0, srq.post(wr));
+    ASSERT_EQ(0, srq.post(wr));
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    EXPECT_EQ(100u, rd<uint64_t>(ring.data(), 0)); // index 4 -> slot 0
+    EXPECT_EQ(2u, rd<uint64_t>(ring.data(), 64));  // slot 2 not reused
+    *ci = 1;                                       // backwards
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    EXPECT_EQ(2u, srq.ci());
+}
+
+TEST(WorkQueue, RetireToStaysWithinThePublishedRange) {
+    Buffer ring(4 * 32);
+    RecvQueue q;
+    q.init(ring.data(), 2, 5, 1);
+    ibv_recv_wr wr{};
+    FakeDbPage dbp;
+    Doorbell db;
+    db.init(dbp.page(), nullptr, nullptr);
+    ASSERT_EQ(0, q.post(wr));
+    ASSERT_EQ(0, q.post(wr));
+    EXPECT_FALSE(q.retire_to(1)); // built, not published
+    q.publish(db, db.word(2, 0), VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_TRUE(q.retire_to(0)); // no progress is fine
+    EXPECT_TRUE(q.retire_to(1));
+    EXPECT_FALSE(q.retire_to(3));
+    EXPECT_FALSE(q.retire(0)); // already retired
+    EXPECT_TRUE(q.retire(1));
+    EXPECT_EQ(2u, q.ci());
+}
+
 // A sleeping device reads RQ indices only when a message arrives, so receives
 // kick only while it says a requester waits on an RNR retry (RQ_WAKEUP).
 TEST(RecvQueue, PublishKicksOnlyForRqWakeup) {
