@@ -107,9 +107,17 @@ struct Mr {
     verbs_mr vmr;
 };
 
-struct Ah {
-    ibv_ah ah;
-    uint32_t handle = 0; // the device's, which a work request names
+// Ah is in ring.h: the send path reads its handle.
+
+// A shared receive queue: its ring is mapped like a QP's RQ; the device
+// writes how far it consumed into the second word of the doorbell slot.
+struct Srq {
+    ibv_srq srq;
+    Mapping ring;
+    RecvQueue rq;
+    SpinLock lock;
+    uint32_t* pi_word = nullptr;
+    Doorbell* db = nullptr;
 };
 
 struct Cq {
@@ -148,6 +156,9 @@ inline Qp* to_qp(ibv_qp* q) noexcept {
 }
 inline Qp* to_qp(ibv_qp_ex* q) noexcept {
     return reinterpret_cast<Qp*>(q);
+}
+inline Srq* to_srq(ibv_srq* s) noexcept {
+    return reinterpret_cast<Srq*>(s);
 }
 
 // The ops libibverbs calls (verbs.cc).

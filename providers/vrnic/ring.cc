@@ -67,11 +67,16 @@ static_assert(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP == 1U << IBV_WR_ATOMIC_CMP_AND_S
 static_assert(IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD == 1U << IBV_WR_ATOMIC_FETCH_AND_ADD);
 
 uint64_t qp_send_ops(ibv_qp_type type) noexcept {
+    constexpr uint64_t sends = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+    constexpr uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
     switch (type) {
     case IBV_QPT_RC:
-        return IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-               IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
-               IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+        return sends | writes | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+               IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+    case IBV_QPT_UC: // unreliable: nothing that needs a response
+        return sends | writes;
+    case IBV_QPT_UD:
+        return sends;
     default:
         return 0;
     }
@@ -161,24 +166,20 @@ int SendQueue::post(const ibv_send_wr& wr) noexcept {
         return EINVAL;
     if (is_atomic(op) && (n != 1 || wr.sg_list[0].length != 8))
         return EINVAL;
+    if (lim_.ud && !wr.wr.ud.ah)
+        return EINVAL;
     auto* h = begin(
         wr.wr_id, op, wqe_flags(wr.send_flags, lim_.sig_all),
         (op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE_WITH_IMM) ? wr.imm_data : 0);
     if (!h)
         return ENOMEM;
-    switch (op) {
-    case VRNIC_WR_RDMA_WRITE:
-    case VRNIC_WR_RDMA_WRITE_WITH_IMM:
-    case VRNIC_WR_RDMA_READ:
-        set_rdma(h, wr.wr.rdma.remote_addr, wr.wr.rdma.rkey);
-        break;
-    case VRNIC_WR_ATOMIC_CMP_AND_SWP:
-    case VRNIC_WR_ATOMIC_FETCH_AND_ADD:
+    if (lim_.ud) {
+        set_ud(h, to_ah(wr.wr.ud.ah)->handle, wr.wr.ud.remote_qpn, wr.wr.ud.remote_qkey);
+    } else if (is_atomic(op)) {
         set_atomic(h, wr.wr.atomic.remote_addr, wr.wr.atomic.rkey, wr.wr.atomic.compare_add,
                    wr.wr.atomic.swap);
-        break;
-    default:
-        break;
+    } else if (op != VRNIC_WR_SEND && op != VRNIC_WR_SEND_WITH_IMM) {
+        set_rdma(h, wr.wr.rdma.remote_addr, wr.wr.rdma.rkey);
     }
     int err = inl ? set_inline_sges(h, wr.sg_list, n) : set_sges(h, wr.sg_list, n);
     if (err)
@@ -194,6 +195,10 @@ int SendQueue::post(const ibv_send_wr& wr) noexcept {
 int RecvQueue::post(const ibv_recv_wr& wr) noexcept {
     if (wr.num_sge < 0 || static_cast<uint32_t>(wr.num_sge) > max_sge_)
         return EINVAL;
+    // A device index outside what was published is ignored: the ring then
+    // looks full rather than overwriting WQEs the device has not read.
+    if (full() && device_ci_)
+        retire_to(load_acquire(device_ci_));
     if (full())
         return ENOMEM;
     unsigned char* s = slot(pi_);
@@ -302,6 +307,11 @@ void QpTable::erase(uint32_t qpn) noexcept {
 // CQ
 // ---------------------------------------------------------------------------
 
+// A QPN is 24 bits; the device's word is trusted no further.
+uint32_t cqe_src_qp(const vrnic_cqe& cqe) noexcept {
+    return cqe.src_qp & VRNIC_QPN_MASK;
+}
+
 unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept {
     unsigned int f = 0;
     if (cqe.flags & VRNIC_CQE_F_WITH_IMM)
@@ -320,7 +330,7 @@ void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept {
     wc->byte_len = cqe.byte_len;
     wc->imm_data = cqe.imm_data;
     wc->qp_num = cqe.qpn;
-    wc->src_qp = cqe.src_qp;
+    wc->src_qp = cqe_src_qp(cqe);
     wc->wc_flags = cqe_wc_flags(cqe);
     wc->pkey_index = cqe.pkey_index;
     wc->slid = 0;

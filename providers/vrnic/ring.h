@@ -125,10 +125,18 @@ class WorkQueue {
     // not an outstanding published WQE (a bad or stale CQE).
     bool retire(uint32_t wqe_idx) noexcept {
         uint32_t ci = ci_.load(std::memory_order_relaxed);
+        if (wqe_idx + 1 == ci)
+            return false; // retire_to() would take it as no progress
+        return retire_to(wqe_idx + 1);
+    }
+    // Everything before the free-running index ci has been consumed.
+    // Returns false, changing nothing, if ci lies outside [ci(), published].
+    bool retire_to(uint32_t ci) noexcept {
+        uint32_t old = ci_.load(std::memory_order_relaxed);
         uint32_t pub = published_.load(std::memory_order_acquire);
-        if (static_cast<uint32_t>(wqe_idx - ci) >= static_cast<uint32_t>(pub - ci))
+        if (static_cast<uint32_t>(ci - old) > static_cast<uint32_t>(pub - old))
             return false;
-        ci_.store(wqe_idx + 1, std::memory_order_release);
+        ci_.store(ci, std::memory_order_release);
         return true;
     }
     // After MODIFY_QP to RESET the device discards everything outstanding.
@@ -165,7 +173,18 @@ struct SqLimits {
     uint32_t max_inline = 0;
     bool sig_all = false;
     uint64_t send_ops = 0; // qp_send_ops() of the QP's type
+    bool ud = false;       // datagram: every WQE names its destination
 };
+
+// An address handle. A UD work request names the AH by the device's handle,
+// so a send needs no system call.
+struct Ah {
+    ibv_ah ah;
+    uint32_t handle = 0;
+};
+inline const Ah* to_ah(const ibv_ah* a) noexcept {
+    return reinterpret_cast<const Ah*>(a);
+}
 
 class SendQueue : public WorkQueue {
   public:
@@ -180,8 +199,8 @@ class SendQueue : public WorkQueue {
 
     // Translate one ibv_send_wr into the WQE at pi and advance pi.
     // Returns 0, EINVAL (an opcode the QP's type does not take, too many
-    // SGEs, inline too large, bad atomic operand) or ENOMEM (queue full); on
-    // error nothing is written.
+    // SGEs, inline too large, bad atomic operand, a UD WR without an AH) or
+    // ENOMEM (queue full); on error nothing is written.
     int post(const ibv_send_wr& wr) noexcept;
 
     // --- WQE building blocks, shared by post() and the ibv_wr_* API ---
@@ -192,6 +211,12 @@ class SendQueue : public WorkQueue {
     static void set_rdma(vrnic_send_wqe_hdr* h, uint64_t remote_addr, uint32_t rkey) noexcept {
         h->rdma.remote_addr = remote_addr;
         h->rdma.rkey = rkey;
+    }
+    static void set_ud(vrnic_send_wqe_hdr* h, uint32_t ah, uint32_t remote_qpn,
+                       uint32_t remote_qkey) noexcept {
+        h->ud.ah = ah;
+        h->ud.remote_qpn = remote_qpn;
+        h->ud.remote_qkey = remote_qkey;
     }
     static void set_atomic(vrnic_send_wqe_hdr* h, uint64_t remote_addr, uint32_t rkey,
                            uint64_t compare_add, uint64_t swap) noexcept {
@@ -215,11 +240,16 @@ class SendQueue : public WorkQueue {
     SqLimits lim_;
 };
 
+// A receive queue: a QP's own, whose WQEs its receive completions retire,
+// or a shared one (SRQ), whose free space the device reports in a consumer
+// index it writes (device_ci), since its completions land on many QPs.
 class RecvQueue : public WorkQueue {
   public:
-    void init(void* buf, uint32_t log_depth, uint32_t wqe_shift, uint32_t max_sge) noexcept {
+    void init(void* buf, uint32_t log_depth, uint32_t wqe_shift, uint32_t max_sge,
+              const uint32_t* device_ci = nullptr) noexcept {
         init_ring(buf, log_depth, wqe_shift);
         max_sge_ = max_sge;
+        device_ci_ = device_ci;
     }
     uint32_t max_sge() const noexcept { return max_sge_; }
     // Returns 0, EINVAL (too many SGEs) or ENOMEM (full).
@@ -227,6 +257,7 @@ class RecvQueue : public WorkQueue {
 
   private:
     uint32_t max_sge_ = 0;
+    const uint32_t* device_ci_ = nullptr;
 };
 
 // The data-path state of one QP: its rings, their locks and doorbell words.
@@ -271,6 +302,12 @@ class WrBuilder {
     void atomic(uint32_t rkey, uint64_t remote_addr, uint64_t compare_add, uint64_t swap) noexcept {
         if (cur_)
             SendQueue::set_atomic(cur_, remote_addr, rkey, compare_add, swap);
+    }
+    void ud(const ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
+        if (!cur_ || !ah)
+            fail(EINVAL);
+        else
+            SendQueue::set_ud(cur_, to_ah(ah)->handle, remote_qpn, remote_qkey);
     }
     void sge(uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
         ibv_sge s{addr, length, lkey};
@@ -356,6 +393,7 @@ class QpTable {
 // device's, spec 12.1).
 void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept;
 unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept;
+uint32_t cqe_src_qp(const vrnic_cqe& cqe) noexcept;
 
 class CqRing {
   public:

@@ -195,7 +195,7 @@ uint32_t cq_read_qp_num(ibv_cq_ex* c) noexcept {
     return cur(c).qpn;
 }
 uint32_t cq_read_src_qp(ibv_cq_ex* c) noexcept {
-    return cur(c).src_qp;
+    return cqe_src_qp(cur(c));
 }
 unsigned int cq_read_wc_flags(ibv_cq_ex* c) noexcept {
     return cqe_wc_flags(cur(c));
@@ -435,6 +435,9 @@ void wr_atomic_fetch_add(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t ad
     qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
     qp->wr.atomic(rkey, addr, add, 0);
 }
+void wr_set_ud_addr(ibv_qp_ex* q, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
+    to_qp(q)->wr.ud(ah, remote_qpn, remote_qkey);
+}
 void wr_set_sge(ibv_qp_ex* q, uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
     to_qp(q)->wr.sge(lkey, addr, length);
 }
@@ -459,6 +462,7 @@ void set_qp_ex_ops(ibv_qp_ex* q) {
     q->wr_send_imm = wr_send_imm;
     q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
     q->wr_atomic_fetch_add = wr_atomic_fetch_add;
+    q->wr_set_ud_addr = wr_set_ud_addr;
     q->wr_set_sge = wr_set_sge;
     q->wr_set_sge_list = wr_set_sge_list;
     q->wr_set_inline_data = wr_set_inline_data;
@@ -494,12 +498,13 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return EOPNOTSUPP;
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags & ~send_ops))
         return EOPNOTSUPP;
-    if (attr->srq)
-        return EOPNOTSUPP; // the 1.0 device has no SRQs
+    // A QP on an SRQ takes its receives there; its own RQ sizes are ignored.
     const bool own_rq = !attr->srq;
     if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq || !attr->recv_cq)
         return EINVAL;
-    const ibv_qp_cap& cap = attr->cap;
+    ibv_qp_cap& cap = attr->cap;
+    if (!own_rq)
+        cap.max_recv_wr = cap.max_recv_sge = 0;
     if (cap.max_send_wr > st.caps.max_qp_wr || cap.max_recv_wr > st.caps.max_qp_wr ||
         cap.max_send_sge > st.caps.max_sge || cap.max_recv_sge > st.caps.max_sge ||
         cap.max_inline_data > st.caps.max_inline)
@@ -532,6 +537,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         lim.max_inline = r.max_inline;
         lim.sig_all = attr->sq_sig_all != 0;
         lim.send_ops = send_ops;
+        lim.ud = attr->qp_type == IBV_QPT_UD;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
         if (own_rq) {
             rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
@@ -651,27 +657,111 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     return err;
 }
 
+// One receive path for a QP's own RQ and an SRQ: posts wake a sleeping
+// device only while it says a sender waits for a receive (RQ_WAKEUP).
+int post_recv_list(RecvQueue& rq, SpinLock& lock, Doorbell& db, uint32_t* pi_word, ibv_recv_wr* wr,
+                   ibv_recv_wr** bad_wr) noexcept {
+    std::lock_guard<SpinLock> guard(lock);
+    if (db.fatal()) {
+        *bad_wr = wr;
+        return EIO;
+    }
+    int err = 0;
+    for (; wr; wr = wr->next) {
+        err = rq.post(*wr);
+        if (err) {
+            *bad_wr = wr;
+            break;
+        }
+    }
+    rq.publish(db, pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
+    return err;
+}
+
 int post_recv(ibv_qp* ibqp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
     QpRings& r = to_qp(ibqp)->rings;
     if (!r.rq) {
         *bad_wr = wr; // a QP on a shared receive queue posts there
         return EINVAL;
     }
-    std::lock_guard<SpinLock> guard(r.rq_lock);
-    if (r.db->fatal()) {
-        *bad_wr = wr;
-        return EIO;
-    }
-    int err = 0;
-    for (; wr; wr = wr->next) {
-        err = r.rq->post(*wr);
+    return post_recv_list(*r.rq, r.rq_lock, *r.db, r.rq_pi_word, wr, bad_wr);
+}
+
+// ---------------------------------------------------------------------------
+// SRQ
+// ---------------------------------------------------------------------------
+
+// The kernel's answer must describe a ring the provider can post to safely.
+int check_srq_resp(const vrnic_ibv_create_srq_resp& r, uint32_t max_sge) {
+    if (!Doorbell::valid_slot(r.db_slot) || r.wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN ||
+        r.wqe_shift > VRNIC_RQ_WQE_SHIFT_MAX || r.log_depth < VRNIC_WQ_LOG_DEPTH_MIN ||
+        r.log_depth > 24 || r.ring_size < (uint64_t{1} << (r.log_depth + r.wqe_shift)) ||
+        max_sge > VRNIC_RQ_MAX_SGE(r.wqe_shift))
+        return EPROTO;
+    return 0;
+}
+
+ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
+    return guarded_ptr<ibv_srq>([&](ibv_srq*& out) {
+        ContextState& st = state(pd->context);
+        if (!st.caps.max_srq_wr)
+            return EOPNOTSUPP;
+        // The SGE limit of an SRQ (max_srq_sge) is the kernel's to check.
+        if (!attr->attr.max_wr || attr->attr.max_wr > st.caps.max_srq_wr)
+            return EINVAL;
+        auto* srq = new Srq();
+        WithUdata<struct ibv_create_srq, vrnic_ibv_create_srq> cmd{};
+        WithUdata<ib_uverbs_create_srq_resp, vrnic_ibv_create_srq_resp> resp{};
+        int err = ibv_cmd_create_srq(pd, &srq->srq, attr, cmd.core(), cmd.size(), resp.core(),
+                                     resp.size());
         if (err) {
-            *bad_wr = wr;
-            break;
+            delete srq;
+            return err;
         }
-    }
-    r.rq->publish(*r.db, r.rq_pi_word, VRNIC_DB_STATUS_RQ_WAKEUP);
-    return err;
+        const auto& r = resp.drv;
+        err = check_srq_resp(r, attr->attr.max_sge);
+        if (!err)
+            err = srq->ring.map(st.cmd_fd, r.ring_mmap_key, r.ring_size, PROT_READ | PROT_WRITE);
+        if (err) {
+            ibv_cmd_destroy_srq(&srq->srq);
+            delete srq;
+            return err;
+        }
+        srq->db = &st.db;
+        srq->pi_word = st.db.word(r.db_slot, VRNIC_DB_SRQ_PI);
+        srq->rq.init(srq->ring.get(), r.log_depth, r.wqe_shift, attr->attr.max_sge,
+                     st.db.word(r.db_slot, VRNIC_DB_SRQ_CI));
+        out = &srq->srq;
+        return 0;
+    });
+}
+
+int modify_srq(ibv_srq* ibsrq, ibv_srq_attr* attr, int mask) noexcept {
+    return guarded([&] {
+        struct ibv_modify_srq cmd {};
+        return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+    });
+}
+
+int query_srq(ibv_srq* ibsrq, ibv_srq_attr* attr) noexcept {
+    return guarded([&] {
+        struct ibv_query_srq cmd {};
+        return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+    });
+}
+
+int destroy_srq(ibv_srq* ibsrq) noexcept {
+    return guarded([&] {
+        int err = ibv_cmd_destroy_srq(ibsrq);
+        if (!err)
+            delete to_srq(ibsrq);
+        return err;
+    });
+}
+
+int post_srq_recv(ibv_srq* ibsrq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) noexcept {
+    Srq* srq = to_srq(ibsrq);
+    return post_recv_list(srq->rq, srq->lock, *srq->db, srq->pi_word, wr, bad_wr);
 }
 
 // ---------------------------------------------------------------------------
@@ -694,19 +784,24 @@ constexpr verbs_context_ops make_context_ops() {
     o.create_cq_ex = create_cq_ex;
     o.create_qp = create_qp;
     o.create_qp_ex = create_qp_ex;
+    o.create_srq = create_srq;
     o.dealloc_pd = dealloc_pd;
     o.dereg_mr = dereg_mr;
     o.destroy_ah = destroy_ah;
     o.destroy_cq = destroy_cq;
     o.destroy_qp = destroy_qp;
+    o.destroy_srq = destroy_srq;
     o.free_context = free_context;
     o.modify_qp = modify_qp;
+    o.modify_srq = modify_srq;
     o.poll_cq = poll_cq;
     o.post_recv = post_recv;
     o.post_send = post_send;
+    o.post_srq_recv = post_srq_recv;
     o.query_device_ex = query_device_ex;
     o.query_port = query_port;
     o.query_qp = query_qp;
+    o.query_srq = query_srq;
     o.reg_mr = reg_mr;
     o.req_notify_cq = req_notify_cq;
     o.resize_cq = resize_cq;

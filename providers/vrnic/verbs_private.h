@@ -271,6 +271,9 @@ VRNIC_DECLARE_LEGACY_CMD(ibv_create_qp, ib_uverbs_create_qp);
 VRNIC_DECLARE_LEGACY_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
 VRNIC_DECLARE_LEGACY_CMD(ibv_query_qp, ib_uverbs_query_qp);
 VRNIC_DECLARE_LEGACY_CMD(ibv_query_port, ib_uverbs_query_port);
+VRNIC_DECLARE_LEGACY_CMD(ibv_create_srq, ib_uverbs_create_srq);
+VRNIC_DECLARE_LEGACY_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
+VRNIC_DECLARE_LEGACY_CMD(ibv_query_srq, ib_uverbs_query_srq);
 VRNIC_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 
 #undef VRNIC_DECLARE_LEGACY_CMD
@@ -320,6 +323,14 @@ int ibv_cmd_query_qp(struct ibv_qp* qp, struct ibv_qp_attr* qp_attr, int attr_ma
                      struct ibv_qp_init_attr* qp_init_attr, struct ibv_query_qp* cmd,
                      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp* qp);
+int ibv_cmd_create_srq(struct ibv_pd* pd, struct ibv_srq* srq, struct ibv_srq_init_attr* attr,
+                       struct ibv_create_srq* cmd, size_t cmd_size,
+                       struct ib_uverbs_create_srq_resp* resp, size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr, int srq_attr_mask,
+                       struct ibv_modify_srq* cmd, size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr, struct ibv_query_srq* cmd,
+                      size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq* srq);
 int ibv_cmd_create_ah(struct ibv_pd* pd, struct ibv_ah* ah, struct ibv_ah_attr* attr,
                       struct ib_uverbs_create_ah_resp* resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah* ah);
@@ -393,6 +404,11 @@ static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8);
 static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * 8);
 static_assert(offsetof(struct verbs_context_ops, resize_cq) == 71 * 8);
 static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 75 * 8);
+static_assert(offsetof(struct verbs_context_ops, create_srq) == 22 * 8);
+static_assert(offsetof(struct verbs_context_ops, destroy_srq) == 36 * 8);
+static_assert(offsetof(struct verbs_context_ops, modify_srq) == 49 * 8);
+static_assert(offsetof(struct verbs_context_ops, post_srq_recv) == 57 * 8);
+static_assert(offsetof(struct verbs_context_ops, query_srq) == 64 * 8);
 
 // The size of each command struct decides where libibverbs looks for udata.
 static_assert(sizeof(struct ibv_get_context) == 16);
@@ -404,6 +420,10 @@ static_assert(sizeof(struct ibv_modify_qp) == 120);
 static_assert(sizeof(struct ibv_query_qp) == 24);
 static_assert(sizeof(struct ibv_query_port) == 24);
 static_assert(sizeof(struct ibv_create_cq_ex) == 56);
+static_assert(sizeof(struct ibv_create_srq) == 40);
+static_assert(sizeof(struct ibv_modify_srq) == 24);
+static_assert(sizeof(struct ibv_query_srq) == 24);
+static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 16);
 static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8);
 static_assert(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16);
 static_assert(sizeof(struct ib_uverbs_resize_cq_resp) == 8);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* What the tests compare: VmPin, /proc/meminfo, `rdma res` counts. */
+/*
+ * What the tests compare: VmPin, /proc/meminfo, `rdma res` counts, the
+ * port counters of `rdma statistic`.
+ */
 #include "suite.h"
 
 /* The number of a "@key:   N kB" line of @path, or -1. */
@@ -90,4 +93,24 @@ int su_res_wait(const struct su_res *want, struct su_res *now,
 		su_sleep_ms(50);
 	} while (su_now_ms() < end);
 	return -1;
+}
+
+/* `rdma statistic` prints "link vrnic0/1 name value name value ...". */
+long su_counter(const char *name)
+{
+	FILE *p = popen("rdma statistic show link " SU_DEV "/1 2>/dev/null", "r");
+	char tok[128], prev[128] = "";
+	long v = -1;
+
+	if (!p)
+		return -1;
+	while (fscanf(p, "%127s", tok) == 1) {
+		if (!strcmp(prev, name)) {
+			v = strtol(tok, NULL, 10);
+			break;
+		}
+		snprintf(prev, sizeof(prev), "%s", tok);
+	}
+	pclose(p);
+	return v;
 }

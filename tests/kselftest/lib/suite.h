@@ -109,8 +109,13 @@ struct su_opts {
 	uint32_t rq_psn, sq_psn;	/* what su_to_rtr, su_to_rts set */
 	int no_rd_atomic;	/* responder max_dest_rd_atomic 0 (else 16) */
 	int no_connect;		/* leave both QPs in RESET */
-	int qp_ex;		/* ibv_create_qp_ex with every send op */
+	int qp_ex;		/* ibv_create_qp_ex with every send op of the type */
+	enum ibv_qp_type qp_type;	/* 0: RC; UC; UD (no peer: qkey, su_pair.ah) */
+	struct ibv_srq *srq;	/* what QPs su_create_qp makes receive from */
+	uint32_t qkey;		/* UD: what su_to_init sets */
 };
+
+#define SU_HOP_LIMIT 64		/* of every AV and AH the helpers build */
 
 #define SU_MR_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
@@ -144,6 +149,7 @@ struct su_pair {
 	struct ibv_cq *cq[2];
 	struct ibv_qp *qp[2];
 	struct ibv_qp_cap cap;
+	struct ibv_ah *ah;	/* UD: to the pair's own GID, on env.pd */
 };
 
 struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
@@ -154,9 +160,12 @@ int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 	      uint32_t dest);
 int su_to_rts(struct su_pair *p, struct ibv_qp *qp);
 
-/* Connect @a and @b (both in RESET) to each other. */
+/* Connect @a and @b (both in RESET) to each other; UD: both to RTS. */
 int su_connect(struct su_pair *p, struct ibv_qp *a,
 	       struct ibv_qp *b);
+
+/* An AH on @pd to the pair's GID, or NULL. */
+struct ibv_ah *su_create_ah(struct su_pair *p, struct ibv_pd *pd);
 
 /* Returns 0, or the negative number of the step that failed. */
 int su_pair_open(struct su_pair *p, const struct su_opts *o);
@@ -171,6 +180,20 @@ int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
 		 uint32_t rkey);
 int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
 		 struct ibv_sge *s, int n);
+int su_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id,
+		     struct ibv_sge *s, int n);
+
+/* A UD send (SEND or SEND_WITH_IMM, @imm in host order) to @qpn via @ah. */
+int su_post_ud(struct ibv_qp *qp, enum ibv_wr_opcode op,
+	       uint64_t wr_id, struct ibv_sge *s, int n,
+	       unsigned int flags, struct ibv_ah *ah, uint32_t qpn,
+	       uint32_t qkey, uint32_t imm);
+
+/* The active MTU of port 1 in bytes, or -1. */
+int su_active_mtu(struct ibv_context *ctx);
+
+/* vrnic0's port 1 counter @name (as `rdma statistic` shows it), or -1. */
+long su_counter(const char *name);
 
 /* Poll one completion; 0 after @ms milliseconds without one. */
 int su_poll(struct ibv_cq *cq, struct ibv_wc *wc, int ms);
@@ -186,8 +209,8 @@ long su_check(const void *b, size_t len, unsigned int seed);
 long su_check_byte(const void *b, size_t len, uint8_t v);
 
 /*
- * Wait for the async event @type (for @elem, a QP or CQ pointer, or any
- * element if NULL). Other events are acknowledged and skipped. Returns 1
+ * Wait for the async event @type (for @elem, a QP, CQ or SRQ pointer, or
+ * any element if NULL). Other events are acknowledged and skipped. Returns 1
  * if it came, 0 if not.
  */
 int su_wait_async(struct ibv_context *ctx,

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Opening vrnic0 through libibverbs, GIDs, a connected RC pair, posting and polling. */
+/*
+ * Opening vrnic0 through libibverbs, GIDs, a connected pair of RC, UC or UD
+ * QPs (optionally on an SRQ), posting and polling.
+ */
+#include <arpa/inet.h>
+
 #include "suite.h"
 
 struct ibv_context *su_open(void)
@@ -72,6 +77,11 @@ void su_env_close(struct su_env *e)
 		ibv_close_device(e->ctx);
 }
 
+static enum ibv_qp_type su_qp_type(const struct su_pair *p)
+{
+	return p->o.qp_type ? p->o.qp_type : IBV_QPT_RC;
+}
+
 struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 			    struct ibv_cq *scq,
 			    struct ibv_cq *rcq)
@@ -86,7 +96,8 @@ struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 			.max_recv_sge = p->o.recv_sge,
 			.max_inline_data = p->o.inline_data,
 		},
-		.qp_type = IBV_QPT_RC,
+		.srq = p->o.srq,
+		.qp_type = su_qp_type(p),
 		.sq_sig_all = p->o.sig_all,
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 		.pd = pd,
@@ -95,12 +106,15 @@ struct ibv_qp *su_create_qp(struct su_pair *p, struct ibv_pd *pd,
 
 	if (p->o.qp_ex) {
 		a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		a.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
-			IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-			IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-			IBV_QP_EX_WITH_RDMA_READ |
-			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		a.send_ops_flags = IBV_QP_EX_WITH_SEND |
+			IBV_QP_EX_WITH_SEND_WITH_IMM;
+		if (a.qp_type != IBV_QPT_UD)
+			a.send_ops_flags |= IBV_QP_EX_WITH_RDMA_WRITE |
+				IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+		if (a.qp_type == IBV_QPT_RC)
+			a.send_ops_flags |= IBV_QP_EX_WITH_RDMA_READ |
+				IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 		qp = ibv_create_qp_ex(p->env.ctx, &a);
 	} else {
 		qp = ibv_create_qp(pd, (struct ibv_qp_init_attr *)&a);
@@ -117,10 +131,12 @@ int su_to_init(struct su_pair *p, struct ibv_qp *qp)
 		.pkey_index = 0,
 		.port_num = 1,
 		.qp_access_flags = p->o.qp_access,
+		.qkey = p->o.qkey,
 	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	mask |= su_qp_type(p) == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
 }
 
 int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
@@ -138,16 +154,20 @@ int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 			.grh = {
 				.dgid = p->env.gid,
 				.sgid_index = p->env.gid_index,
-				.hop_limit = 64,
+				.hop_limit = SU_HOP_LIMIT,
 			},
 			.port_num = 1,
 		},
 	};
+	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
+	/* UD has no peer; UC no responder resources and no RNR. */
+	if (su_qp_type(p) == IBV_QPT_UD)
+		mask = IBV_QP_STATE;
+	else if (su_qp_type(p) == IBV_QPT_RC)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	return ibv_modify_qp(qp, &a, mask);
 }
 
 int su_to_rts(struct su_pair *p, struct ibv_qp *qp)
@@ -161,9 +181,27 @@ int su_to_rts(struct su_pair *p, struct ibv_qp *qp)
 		.max_rd_atomic = 16,
 	};
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	if (su_qp_type(p) == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+struct ibv_ah *su_create_ah(struct su_pair *p, struct ibv_pd *pd)
+{
+	struct ibv_ah_attr a = {
+		.is_global = 1,
+		.grh = {
+			.dgid = p->env.gid,
+			.sgid_index = p->env.gid_index,
+			.hop_limit = SU_HOP_LIMIT,
+		},
+		.port_num = 1,
+	};
+
+	return ibv_create_ah(pd, &a);
 }
 
 int su_connect(struct su_pair *p, struct ibv_qp *a,
@@ -225,6 +263,11 @@ int su_pair_open(struct su_pair *p, const struct su_opts *o)
 	}
 	if (!p->o.no_connect && su_connect(p, p->qp[0], p->qp[1]))
 		return -9;
+	if (su_qp_type(p) == IBV_QPT_UD) {
+		p->ah = su_create_ah(p, p->env.pd);
+		if (!p->ah)
+			return -10;
+	}
 	return 0;
 }
 
@@ -232,6 +275,8 @@ void su_pair_close(struct su_pair *p)
 {
 	int i;
 
+	if (p->ah)
+		ibv_destroy_ah(p->ah);
 	for (i = 0; i < 2; i++)
 		if (p->qp[i])
 			ibv_destroy_qp(p->qp[i]);
@@ -283,6 +328,41 @@ int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
 	struct ibv_recv_wr *bad;
 
 	return ibv_post_recv(qp, &wr, &bad);
+}
+
+int su_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id,
+		     struct ibv_sge *s, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = s, .num_sge = n };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+int su_post_ud(struct ibv_qp *qp, enum ibv_wr_opcode op,
+	       uint64_t wr_id, struct ibv_sge *s, int n,
+	       unsigned int flags, struct ibv_ah *ah, uint32_t qpn,
+	       uint32_t qkey, uint32_t imm)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
+		.send_flags = flags, .imm_data = htonl(imm),
+	};
+	struct ibv_send_wr *bad;
+
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qpn;
+	wr.wr.ud.remote_qkey = qkey;
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+int su_active_mtu(struct ibv_context *ctx)
+{
+	struct ibv_port_attr a;
+
+	if (ibv_query_port(ctx, 1, &a))
+		return -1;
+	return 128 << a.active_mtu;
 }
 
 int su_poll(struct ibv_cq *cq, struct ibv_wc *wc, int ms)

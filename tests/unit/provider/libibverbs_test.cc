@@ -118,8 +118,13 @@ TEST(Libibverbs, OpsTableLandsInTheRightSlots) {
         CHILD_CHECK(same(c._compat_destroy_ah, o.destroy_ah));
         CHILD_CHECK(same(ctx->ibv_ctx.create_qp_ex, o.create_qp_ex));
         CHILD_CHECK(same(ctx->ibv_ctx.query_device_ex, o.query_device_ex));
+        CHILD_CHECK(same(c.post_srq_recv, o.post_srq_recv));
+        CHILD_CHECK(same(c._compat_create_srq, o.create_srq));
+        CHILD_CHECK(same(c._compat_modify_srq, o.modify_srq));
+        CHILD_CHECK(same(c._compat_query_srq, o.query_srq));
+        CHILD_CHECK(same(c._compat_destroy_srq, o.destroy_srq));
         // Ops we do not implement stay libibverbs' EOPNOTSUPP stubs.
-        CHILD_CHECK(c.post_srq_recv != nullptr);
+        CHILD_CHECK(c.alloc_mw != nullptr);
 
         verbs_uninit_context(&ctx->ibv_ctx); // closes fd, drops the hold
         std::free(ctx);

@@ -189,14 +189,103 @@ TEST_F(SqFixture, UnsupportedOpcodesAreRejected) {
     EXPECT_EQ(0u, sq.pi());
 }
 
-TEST(QpType, RcTakesEveryDeviceOpcodeAndIsTheOnlyType) {
+TEST(QpType, EachTypeTakesItsOpcodes) {
     const uint64_t rc = qp_send_ops(IBV_QPT_RC);
     for (unsigned op = VRNIC_WR_RDMA_WRITE; op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD; op++)
         EXPECT_TRUE(rc >> op & 1) << op;
     EXPECT_EQ(0u, rc >> (VRNIC_WR_ATOMIC_FETCH_AND_ADD + 1));
-    for (auto t : {IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV,
-                   IBV_QPT_DRIVER})
+    // UC: sends and writes; nothing that needs a response.
+    EXPECT_EQ(uint64_t{1} << VRNIC_WR_RDMA_WRITE | uint64_t{1} << VRNIC_WR_RDMA_WRITE_WITH_IMM |
+                  uint64_t{1} << VRNIC_WR_SEND | uint64_t{1} << VRNIC_WR_SEND_WITH_IMM,
+              qp_send_ops(IBV_QPT_UC));
+    EXPECT_EQ(uint64_t{1} << VRNIC_WR_SEND | uint64_t{1} << VRNIC_WR_SEND_WITH_IMM,
+              qp_send_ops(IBV_QPT_UD));
+    for (auto t : {IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV, IBV_QPT_DRIVER})
         EXPECT_EQ(0u, qp_send_ops(t)) << t;
+}
+
+// UC refuses READ and atomics at post time, on both posting paths.
+TEST_F(SqFixture, UcRefusesReadAndAtomics) {
+    make(4, 8, VRNIC_SQ_MAX_SGE(8), VRNIC_SQ_MAX_INLINE(8), false, qp_send_ops(IBV_QPT_UC));
+    ibv_sge sg{0x1000, 8, 1};
+    for (auto op : {IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD}) {
+        auto wr = make_wr(op, &sg, 1);
+        EXPECT_EQ(EINVAL, sq.post(wr)) << op;
+        WrBuilder b;
+        b.start(sq);
+        b.open(1, 0, static_cast<uint8_t>(op));
+        EXPECT_EQ(EINVAL, b.complete(db, pi_word())) << op;
+    }
+    EXPECT_EQ(0u, sq.pi());
+    for (auto op :
+         {IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND, IBV_WR_SEND_WITH_IMM}) {
+        auto wr = make_wr(op, &sg, 1);
+        EXPECT_EQ(0, sq.post(wr)) << op;
+    }
+    EXPECT_EQ(4u, sq.pi());
+}
+
+// A UD send names its destination in the union: the AH's device handle, the
+// remote QPN and qkey (spec 13.1), whatever the rdma fields hold.
+TEST_F(SqFixture, UdSendLayout) {
+    SqLimits lim;
+    lim.max_sge = VRNIC_SQ_MAX_SGE(8);
+    lim.max_inline = VRNIC_SQ_MAX_INLINE(8);
+    lim.send_ops = qp_send_ops(IBV_QPT_UD);
+    lim.ud = true;
+    sq.init(ring->data(), 4, 8, lim);
+    std::memset(ring->data(), 0xff, ring->size());
+    Ah ah{};
+    ah.handle = 0x51;
+    ibv_sge sg{0x1000, 64, 1};
+    auto wr = make_wr(IBV_WR_SEND_WITH_IMM, &sg, 1);
+    wr.imm_data = htonl(0x0a0b0c0d);
+    wr.wr.ud.ah = &ah.ah;
+    wr.wr.ud.remote_qpn = 0x123456;
+    wr.wr.ud.remote_qkey = 0x11111111;
+    ASSERT_EQ(0, sq.post(wr));
+    const unsigned char* w = wqe(0);
+    EXPECT_EQ(VRNIC_WR_SEND_WITH_IMM, rd<uint8_t>(w, 0x08));
+    EXPECT_EQ(htonl(0x0a0b0c0d), rd<uint32_t>(w, 0x0c));
+    EXPECT_EQ(0x51u, rd<uint32_t>(w, 0x10));
+    EXPECT_EQ(0x123456u, rd<uint32_t>(w, 0x14));
+    EXPECT_EQ(0x11111111u, rd<uint32_t>(w, 0x18));
+    for (size_t off = 0x1c; off < 0x30; off += 4)
+        EXPECT_EQ(0u, rd<uint32_t>(w, off)) << off;
+    EXPECT_EQ(0x1000u, rd<uint64_t>(w, 0x30));
+
+    // The QP's own qkey is asked for with the high bit, passed on as is.
+    wr.opcode = IBV_WR_SEND;
+    wr.wr.ud.remote_qkey = VRNIC_QKEY_USE_QP;
+    ASSERT_EQ(0, sq.post(wr));
+    EXPECT_EQ(VRNIC_QKEY_USE_QP, rd<uint32_t>(wqe(1), 0x18));
+
+    // Only sends, and only with an AH.
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    EXPECT_EQ(EINVAL, sq.post(wr));
+    wr.opcode = IBV_WR_SEND;
+    wr.wr.ud.ah = nullptr;
+    EXPECT_EQ(EINVAL, sq.post(wr));
+    EXPECT_EQ(2u, sq.pi());
+
+    // The ibv_wr_* session fills the same fields.
+    WrBuilder b;
+    b.start(sq);
+    b.open(7, 0, VRNIC_WR_SEND);
+    b.ud(&ah.ah, 0x42, 0x77);
+    b.sge(1, 0x2000, 8);
+    ASSERT_EQ(0, b.complete(db, pi_word()));
+    EXPECT_EQ(0x51u, rd<uint32_t>(wqe(2), 0x10));
+    EXPECT_EQ(0x42u, rd<uint32_t>(wqe(2), 0x14));
+    EXPECT_EQ(0x77u, rd<uint32_t>(wqe(2), 0x18));
+    b.start(sq);
+    b.open(8, 0, VRNIC_WR_SEND);
+    b.ud(nullptr, 0x42, 0x77);
+    EXPECT_EQ(EINVAL, b.complete(db, pi_word()));
+    b.start(sq);
+    b.open(8, 0, VRNIC_WR_RDMA_WRITE);
+    EXPECT_EQ(EINVAL, b.complete(db, pi_word()));
+    EXPECT_EQ(3u, sq.pi());
 }
 
 // A type's opcode set bounds both ibv_post_send and the ibv_wr_* session.
@@ -438,6 +527,63 @@ TEST(RecvQueue, LayoutLimitsAndWrap) {
     EXPECT_EQ(0, rd<uint8_t>(w, 8));
 }
 
+// An SRQ's free space comes from the consumer index the device writes, not
+// from completions; an index beyond what was posted is not believed.
+TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
+    Buffer ring(4 * 32);
+    FakeDbPage dbp;
+    Doorbell db;
+    db.init(dbp.page(), nullptr, nullptr);
+    uint32_t* ci = db.word(6, VRNIC_DB_SRQ_CI);
+    uint32_t* pi = db.word(6, VRNIC_DB_SRQ_PI);
+    RecvQueue srq;
+    srq.init(ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+    ibv_sge sg{0x1000, 8, 1};
+    ibv_recv_wr wr{};
+    wr.sg_list = &sg;
+    wr.num_sge = 1;
+    for (int i = 0; i < 4; i++) {
+        wr.wr_id = i;
+        ASSERT_EQ(0, srq.post(wr));
+    }
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    srq.publish(db, pi, VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_EQ(4u, dbp.word(6, VRNIC_DB_SRQ_PI));
+
+    *ci = 7; // beyond pi: a device bug or a hostile write
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    *ci = 2; // the device took two
+    wr.wr_id = 100;
+    ASSERT_EQ(0, srq.post(wr));
+    ASSERT_EQ(0, srq.post(wr));
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    EXPECT_EQ(100u, rd<uint64_t>(ring.data(), 0)); // index 4 -> slot 0
+    EXPECT_EQ(2u, rd<uint64_t>(ring.data(), 64));  // slot 2 not reused
+    *ci = 1;                                       // backwards
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    EXPECT_EQ(2u, srq.ci());
+}
+
+TEST(WorkQueue, RetireToStaysWithinThePublishedRange) {
+    Buffer ring(4 * 32);
+    RecvQueue q;
+    q.init(ring.data(), 2, 5, 1);
+    ibv_recv_wr wr{};
+    FakeDbPage dbp;
+    Doorbell db;
+    db.init(dbp.page(), nullptr, nullptr);
+    ASSERT_EQ(0, q.post(wr));
+    ASSERT_EQ(0, q.post(wr));
+    EXPECT_FALSE(q.retire_to(1)); // built, not published
+    q.publish(db, db.word(2, 0), VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_TRUE(q.retire_to(0)); // no progress is fine
+    EXPECT_TRUE(q.retire_to(1));
+    EXPECT_FALSE(q.retire_to(3));
+    EXPECT_FALSE(q.retire(0)); // already retired
+    EXPECT_TRUE(q.retire(1));
+    EXPECT_EQ(2u, q.ci());
+}
+
 // A sleeping device reads RQ indices only when a message arrives, so receives
 // kick only while it says a requester waits on an RNR retry (RQ_WAKEUP).
 TEST(RecvQueue, PublishKicksOnlyForRqWakeup) {
@@ -595,6 +741,12 @@ TEST(Cqe, ToWorkCompletion) {
     c.flags = VRNIC_CQE_F_GRH;
     cqe_to_wc(c, &wc);
     EXPECT_EQ(unsigned{IBV_WC_GRH}, wc.wc_flags);
+
+    c.src_qp = 0xff000042; // a QPN is 24 bits
+    cqe_to_wc(c, &wc);
+    EXPECT_EQ(0x42u, wc.src_qp);
+    EXPECT_EQ(0x42u, cqe_src_qp(c));
+    c.src_qp = 78;
 
     c.flags = 0;
     c.opcode = VRNIC_CQE_OP_RDMA_READ;
