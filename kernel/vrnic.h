@@ -162,6 +162,15 @@ enum vrnic_hw_counter {
 	VRNIC_CNT_MAX
 };
 
+/* Counters the device keeps in its register page, after the driver's. */
+enum vrnic_dev_counter {
+	VRNIC_DEV_CNT_UD_QKEY_DROPS,
+	VRNIC_DEV_CNT_UD_NO_RECV_DROPS,
+	VRNIC_DEV_CNT_UD_NO_DEST_DROPS,
+	VRNIC_DEV_CNT_UC_DROPS,
+	VRNIC_DEV_CNT_MAX
+};
+
 struct vrnic_eth;
 
 struct vrnic_dev {
