@@ -327,6 +327,24 @@ int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
+/*
+ * The wr_id of the WQE a CQE completes. A QP's own queues keep a table by
+ * slot; an SRQ slot may be posted again once the device read the WQE, so
+ * its CQE carries the wr_id, and only an index the device consumed passes.
+ */
+static bool vrnic_cqe_wr_id(struct vrnic_qp *qp, const struct vrnic_cqe *cqe,
+			    bool send, u64 *wr_id)
+{
+	u32 wqe_idx = le32_to_cpu(cqe->wqe_idx);
+
+	if (send || !qp->srq)
+		return vrnic_qp_retire(qp, send, wqe_idx, wr_id);
+	if (!vrnic_srq_wqe_posted(qp->srq, wqe_idx))
+		return false;
+	*wr_id = le64_to_cpu(cqe->wr_id);
+	return true;
+}
+
 static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 			   const struct vrnic_cqe *cqe, struct ib_wc *wc)
 {
@@ -355,7 +373,7 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	if (!qp || qp->user ||
 	    (send ? qp->ibqp.send_cq : qp->ibqp.recv_cq) != &cq->ibcq)
 		goto bad;
-	if (!vrnic_qp_retire(qp, send, wqe_idx, &wr_id))
+	if (!vrnic_cqe_wr_id(qp, cqe, send, &wr_id))
 		goto bad;
 
 	memset(wc, 0, sizeof(*wc));
