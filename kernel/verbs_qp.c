@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vrnic queue pairs (device interface sections 10.13-10.16, 13, 15): RC,
- * with its own RQ or an SRQ. User QPs get their rings through
+ * vrnic queue pairs (device interface sections 10.13-10.16, 13, 15): RC, UC
+ * and UD, with their own RQ or an SRQ. User QPs get their rings through
  * mmap entries; kernel QPs post here on the kernel doorbell page and keep
  * their own wr_id tables, indexed by the (validated) wqe_idx of each CQE.
  * The work queue helpers serve SRQs too (verbs_srq.c).
@@ -157,6 +157,10 @@ static u8 vrnic_qpt(enum ib_qp_type type)
 	switch (type) {
 	case IB_QPT_RC:
 		return VRNIC_QPT_RC;
+	case IB_QPT_UC:
+		return VRNIC_QPT_UC;
+	case IB_QPT_UD:
+		return VRNIC_QPT_UD;
 	default:
 		return 0;
 	}
@@ -512,6 +516,39 @@ out:
 	return err;
 }
 
+/* What a connected QP (RC, UC) reports: its path and remote QP. */
+static void vrnic_query_path(const struct vrnic_qp_attr *a,
+			     struct ib_qp_attr *attr)
+{
+	union ib_gid dgid;
+
+	attr->rq_psn = le32_to_cpu(a->rq_psn) & VRNIC_PSN_MASK;
+	attr->dest_qp_num = le32_to_cpu(a->dest_qpn) & VRNIC_QPN_MASK;
+	attr->qp_access_flags = le32_to_cpu(a->qp_access_flags) &
+				VRNIC_QP_REMOTE_ACCESS;
+	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	memcpy(dgid.raw, a->av.dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(&attr->ah_attr, &dgid,
+			le32_to_cpu(a->av.flow_label) & 0xfffff,
+			a->av.sgid_index, a->av.hop_limit,
+			a->av.traffic_class);
+	rdma_ah_set_sl(&attr->ah_attr, a->av.sl & 0xf);
+	rdma_ah_set_port_num(&attr->ah_attr, 1);
+	ether_addr_copy(attr->ah_attr.roce.dmac, a->av.dmac);
+}
+
+/* What only RC reports: acknowledgements, retries, RDMA reads. */
+static void vrnic_query_reliable(const struct vrnic_qp_attr *a,
+				 struct ib_qp_attr *attr)
+{
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer & 0x1f;
+	attr->timeout = a->timeout & 0x1f;
+	attr->retry_cnt = a->retry_cnt & 0x7;
+	attr->rnr_retry = a->rnr_retry & 0x7;
+}
+
 int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int attr_mask, struct ib_qp_init_attr *init)
 {
@@ -520,7 +557,6 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_cmd_query_qp_resp resp;
 	struct vrnic_qp_attr *a = &resp.attr;
-	union ib_gid dgid;
 	int err;
 
 	req.handle = cpu_to_le32(qp->qpn);
@@ -537,32 +573,19 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->cur_qp_state = a->cur_qp_state;
 	attr->path_mtu = clamp_t(u8, a->path_mtu, IB_MTU_256, IB_MTU_4096);
 	attr->path_mig_state = IB_MIG_MIGRATED;
-	attr->qkey = le32_to_cpu(a->qkey);
-	attr->rq_psn = le32_to_cpu(a->rq_psn) & VRNIC_PSN_MASK;
 	attr->sq_psn = le32_to_cpu(a->sq_psn) & VRNIC_PSN_MASK;
-	attr->dest_qp_num = le32_to_cpu(a->dest_qpn) & VRNIC_QPN_MASK;
-	attr->qp_access_flags = le32_to_cpu(a->qp_access_flags) &
-				VRNIC_QP_REMOTE_ACCESS;
 	attr->pkey_index = le16_to_cpu(a->pkey_index);
 	attr->en_sqd_async_notify = a->en_sqd_async_notify;
 	attr->sq_draining = a->sq_draining;
-	attr->max_rd_atomic = a->max_rd_atomic;
-	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	attr->min_rnr_timer = a->min_rnr_timer & 0x1f;
 	attr->port_num = 1;
-	attr->timeout = a->timeout & 0x1f;
-	attr->retry_cnt = a->retry_cnt & 0x7;
-	attr->rnr_retry = a->rnr_retry & 0x7;
-
-	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	memcpy(dgid.raw, a->av.dgid, sizeof(dgid.raw));
-	rdma_ah_set_grh(&attr->ah_attr, &dgid,
-			le32_to_cpu(a->av.flow_label) & 0xfffff,
-			a->av.sgid_index, a->av.hop_limit,
-			a->av.traffic_class);
-	rdma_ah_set_sl(&attr->ah_attr, a->av.sl & 0xf);
-	rdma_ah_set_port_num(&attr->ah_attr, 1);
-	ether_addr_copy(attr->ah_attr.roce.dmac, a->av.dmac);
+	if (ibqp->qp_type == IB_QPT_UD) {
+		/* A datagram QP has a qkey; its addresses are in each WR. */
+		attr->qkey = le32_to_cpu(a->qkey);
+	} else {
+		vrnic_query_path(a, attr);
+	}
+	if (ibqp->qp_type == IB_QPT_RC)
+		vrnic_query_reliable(a, attr);
 
 	attr->cap.max_send_wr = 1U << qp->sq.log_depth;
 	attr->cap.max_recv_wr = qp->srq ? 0 : 1U << qp->rq.log_depth;
@@ -679,6 +702,45 @@ static int vrnic_build_rc(const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* UC is RC without RDMA reads and atomics (refused here, not by the device). */
+static int vrnic_build_uc(const struct ib_send_wr *wr,
+			  struct vrnic_send_wqe_hdr *hdr)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return vrnic_build_rc(wr, hdr);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* A datagram names its destination: the device's AH, QPN and qkey. */
+static int vrnic_build_ud(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			  struct vrnic_send_wqe_hdr *hdr)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		hdr->imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!ud->ah || ud->ah->device != qp->ibqp.device ||
+	    ud->remote_qpn & ~VRNIC_QPN_MASK)
+		return -EINVAL;
+	hdr->ud.ah = cpu_to_le32(to_vah(ud->ah)->deferred->handle);
+	hdr->ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
+	hdr->ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
+	return 0;
+}
+
 static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 			    struct vrnic_send_wqe_hdr *hdr)
 {
@@ -691,6 +753,12 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		err = vrnic_build_rc(wr, hdr);
+		break;
+	case IB_QPT_UC:
+		err = vrnic_build_uc(wr, hdr);
+		break;
+	case IB_QPT_UD:
+		err = vrnic_build_ud(qp, wr, hdr);
 		break;
 	default:
 		err = -EINVAL;
