@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vrnic: the per-port software counters (rdma statistic).
+ * vrnic: the per-port counters (rdma statistic): the driver's own, then the
+ * drops the device counts in its register page.
  */
 #include "vrnic.h"
 
-static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_CNT_MAX] = {
+#define VRNIC_STATS_MAX		(VRNIC_CNT_MAX + VRNIC_DEV_CNT_MAX)
+
+static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_STATS_MAX] = {
 	[VRNIC_CNT_CMDS].name = "commands",
 	[VRNIC_CNT_CMD_ERRORS].name = "command_errors",
 	[VRNIC_CNT_CMD_TIMEOUTS].name = "command_timeouts",
@@ -21,6 +24,12 @@ static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_CNT_MAX] = {
 	[VRNIC_CNT_ETH_RX_PACKETS].name = "eth_rx_packets",
 	[VRNIC_CNT_ETH_RX_BYTES].name = "eth_rx_bytes",
 	[VRNIC_CNT_ETH_RX_ERRORS].name = "eth_rx_errors",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_UD_QKEY_DROPS].name = "ud_qkey_drops",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_UD_NO_RECV_DROPS].name =
+		"ud_no_recv_drops",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_UD_NO_DEST_DROPS].name =
+		"ud_no_dest_drops",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_UC_DROPS].name = "uc_drops",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -35,9 +44,16 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct vrnic_dev *dev = to_vdev(ibdev);
+	struct vrnic_regs __iomem *r = dev->regs;
+	u64 *dv = &stats->value[VRNIC_CNT_MAX];
 	int i;
 
 	for (i = 0; i < VRNIC_CNT_MAX; i++)
 		stats->value[i] = atomic64_read(&dev->counters[i]);
-	return VRNIC_CNT_MAX;
+	/* 32-bit device counters: the value as the device keeps it. */
+	dv[VRNIC_DEV_CNT_UD_QKEY_DROPS] = readl(&r->ud_qkey_drops);
+	dv[VRNIC_DEV_CNT_UD_NO_RECV_DROPS] = readl(&r->ud_no_recv_drops);
+	dv[VRNIC_DEV_CNT_UD_NO_DEST_DROPS] = readl(&r->ud_no_dest_drops);
+	dv[VRNIC_DEV_CNT_UC_DROPS] = readl(&r->uc_drops);
+	return VRNIC_STATS_MAX;
 }

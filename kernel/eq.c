@@ -116,6 +116,12 @@ static void vrnic_aeq_event(struct vrnic_dev *dev, const struct vrnic_eqe *eqe)
 		vrnic_qp_event(dev, obj, IB_EVENT_QP_LAST_WQE_REACHED,
 			       false);
 		return;
+	case VRNIC_EQE_SRQ_LIMIT:
+		vrnic_srq_event(dev, obj, IB_EVENT_SRQ_LIMIT_REACHED);
+		return;
+	case VRNIC_EQE_SRQ_ERR:
+		vrnic_srq_event(dev, obj, IB_EVENT_SRQ_ERR);
+		return;
 	case VRNIC_EQE_PORT_ACTIVE:
 	case VRNIC_EQE_PORT_ERR:
 		if (obj != 1)
@@ -130,8 +136,8 @@ static void vrnic_aeq_event(struct vrnic_dev *dev, const struct vrnic_eqe *eqe)
 		vrnic_set_fatal(dev, "device reported a fatal error");
 		return;
 	default:
-		/* COMP on the async EQ, SRQ events without SRQs, GID_CHANGE
-		 * (reserved in 1.0), unknown types of a newer minor.
+		/* COMP on the async EQ, GID_CHANGE (reserved in 1.0),
+		 * unknown types of a newer minor.
 		 */
 		break;
 	}

@@ -2,22 +2,40 @@
 /*
  * vrnic_ktest: a kernel verbs consumer that tests vrnic's kernel data path
  * the way a ULP uses it: a PD (with the DMA MR as local_dma_lkey), a
- * softirq-polled CQ, two RC QPs connected to each other over the port's own
+ * softirq-polled CQ, and one of these cases (module parameter "test"):
+ *
+ * rc (default): two RC QPs connected to each other over the port's own
  * RoCE v2 GID, SEND/RECV with and without immediate data and inline,
- * unsignaled sends, CQ resize, and ib_drain_qp (flush to the error state).
+ * unsignaled sends, CQ resize, and ib_drain_qp (flush to the error state);
+ * ud: two UD QPs and kernel AHs, over every RoCE v2 GID of the port (an
+ * IPv4 one and an IPv6 one needed): the GRH area, src_qp, network header
+ * type and source MAC of each receive, a qkey mismatch dropped, the QP's
+ * own qkey, opcodes UD refuses;
+ * srq: two RC QPs sharing one kernel SRQ, the SRQ's free slots, post_recv
+ * refused on its QPs, the last-WQE event when one of them fails;
+ * srq_limit: the SRQ limit event, fired once and read back as 0.
  *
  * Loading it runs the test on every vrnic device; insmod fails with the
  * error of the first failing step (details in the kernel log). It is a test
  * tool only: tests/kselftest/suite_kverbs.c loads and unloads it.
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/module.h>
+#include <net/checksum.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 MODULE_AUTHOR("vrnic authors");
 MODULE_DESCRIPTION("vrnic kernel verbs self-test");
 MODULE_LICENSE("Dual BSD/GPL");
+
+static char *kt_test = "rc";
+module_param_named(test, kt_test, charp, 0444);
+MODULE_PARM_DESC(test, "the case to run: rc, ud, srq or srq_limit");
 
 #define KT_BUF		4096
 #define KT_DEPTH	16
@@ -34,10 +52,17 @@ struct kt_ctx {
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp[2];
+	struct ib_srq *srq;
 	void *buf[2];
 	u64 dma[2];
 	int result;
 	int devices;
+	/* async events of the QPs and the SRQ: a bit per type seen */
+	unsigned long events;
+	atomic_t srq_limit_events;
+	wait_queue_head_t event_wq;
+	/* WRs of the ud and srq cases: they outlive a failing step */
+	struct kt_wr wr[24];
 };
 
 static struct kt_ctx kt;
@@ -356,65 +381,71 @@ static int kt_ah(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	return err;
 }
 
-static int kt_run(struct kt_ctx *c)
+static void kt_event(struct ib_event *ev, void *ctx)
+{
+	struct kt_ctx *c = ctx;
+
+	if (ev->event == IB_EVENT_SRQ_LIMIT_REACHED)
+		atomic_inc(&c->srq_limit_events);
+	if (ev->event < BITS_PER_LONG)
+		set_bit(ev->event, &c->events);
+	wake_up(&c->event_wq);
+}
+
+static int kt_wait_event(struct kt_ctx *c, enum ib_event_type type,
+			 const char *what)
+{
+	if (wait_event_timeout(c->event_wq, test_bit(type, &c->events),
+			       KT_TIMEOUT))
+		return 0;
+	pr_err("vrnic_ktest: no %s event\n", what);
+	return -ETIMEDOUT;
+}
+
+/* Two QPs of @type on the one CQ, receiving from @srq if not NULL. */
+static int kt_create_qps(struct kt_ctx *c, enum ib_qp_type type,
+			 struct ib_srq *srq)
 {
 	struct ib_qp_init_attr init = {};
-	struct ib_qp_attr qattr = {};
-	const struct ib_gid_attr *gid;
 	int i, err;
 
-	gid = kt_gid(c->ibdev);
-	if (IS_ERR(gid)) {
-		pr_err("vrnic_ktest: %s has no RoCE v2 GID\n",
-		       dev_name(&c->ibdev->dev));
-		return PTR_ERR(gid);
-	}
-
-	c->pd = ib_alloc_pd(c->ibdev, 0);
-	if (IS_ERR(c->pd)) {
-		err = PTR_ERR(c->pd);
-		c->pd = NULL;
-		goto out;
-	}
-	c->cq = ib_alloc_cq(c->ibdev, NULL, 4 * KT_DEPTH, 0, IB_POLL_SOFTIRQ);
-	if (IS_ERR(c->cq)) {
-		err = PTR_ERR(c->cq);
-		c->cq = NULL;
-		goto out;
-	}
-
+	init.event_handler = kt_event;
+	init.qp_context = c;
 	init.send_cq = c->cq;
 	init.recv_cq = c->cq;
-	init.qp_type = IB_QPT_RC;
+	init.srq = srq;
+	init.qp_type = type;
 	init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	init.cap.max_send_wr = KT_DEPTH;
-	init.cap.max_recv_wr = KT_DEPTH;
-	init.cap.max_send_sge = 2;
-	init.cap.max_recv_sge = 2;
-	init.cap.max_inline_data = 64;
 	for (i = 0; i < 2; i++) {
+		init.cap.max_send_wr = KT_DEPTH;
+		init.cap.max_recv_wr = KT_DEPTH;
+		init.cap.max_send_sge = 2;
+		init.cap.max_recv_sge = 2;
+		init.cap.max_inline_data = 64;
 		c->qp[i] = ib_create_qp(c->pd, &init);
 		if (IS_ERR(c->qp[i])) {
 			err = PTR_ERR(c->qp[i]);
 			c->qp[i] = NULL;
-			goto out;
+			pr_err("vrnic_ktest: create_qp type %d: %d\n", type, err);
+			return err;
 		}
-		c->buf[i] = kzalloc(KT_BUF, GFP_KERNEL);
-		if (!c->buf[i]) {
-			err = -ENOMEM;
-			goto out;
-		}
-		c->dma[i] = ib_dma_map_single(c->ibdev, c->buf[i], KT_BUF,
-					      DMA_BIDIRECTIONAL);
-		if (ib_dma_mapping_error(c->ibdev, c->dma[i])) {
-			kfree(c->buf[i]);
-			c->buf[i] = NULL;
-			err = -ENOMEM;
-			goto out;
-		}
+		err = kt_check(init.cap.max_inline_data >= 64 &&
+			       init.cap.max_send_wr >= KT_DEPTH &&
+			       (srq ? !init.cap.max_recv_wr :
+				init.cap.max_recv_wr >= KT_DEPTH),
+			       "create_qp caps");
+		if (err)
+			return err;
 	}
-	err = kt_check(init.cap.max_inline_data >= 64 &&
-		       init.cap.max_send_wr >= KT_DEPTH, "create_qp caps");
+	return 0;
+}
+
+static int kt_rc(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	struct ib_qp_attr qattr = {};
+	int err;
+
+	err = kt_create_qps(c, IB_QPT_RC, NULL);
 	/* RESET -> RTS is not a transition: rejected before the device. */
 	qattr.qp_state = IB_QPS_RTS;
 	if (!err)
@@ -428,17 +459,578 @@ static int kt_run(struct kt_ctx *c)
 		err = kt_connect(c, 1, 0, gid);
 	if (!err)
 		err = kt_traffic(c);
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* UD                                                                  */
+/* ------------------------------------------------------------------ */
+
+#define KT_QKEY		0x1d1d0001
+#define KT_USE_QP_QKEY	0x80000000	/* IB: the sending QP's own qkey */
+#define KT_TCLASS	0x28
+#define KT_HOP_LIMIT	33
+#define KT_FLOW_LABEL	0x12345
+#define KT_GRH		40
+/* RoCE v2 around a payload: UDP, BTH, DETH, ICRC */
+#define KT_ROCE_OVERHEAD	(8 + 12 + 8 + 4)
+
+static int kt_ud_ready(struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = {};
+	struct ib_qp_init_attr init;
+	int err;
+
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = 1;
+	attr.qkey = KT_QKEY;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_QKEY);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTR;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 7;
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN);
+	if (err)
+		return err;
+	memset(&attr, 0, sizeof(attr));
+	err = ib_query_qp(qp, &attr, IB_QP_STATE | IB_QP_QKEY, &init);
+	if (err)
+		return err;
+	return kt_check(attr.qp_state == IB_QPS_RTS && attr.qkey == KT_QKEY &&
+			init.qp_type == IB_QPT_UD, "UD QP state and qkey");
+}
+
+static int kt_ud_send(struct kt_ctx *c, struct kt_wr *w, struct ib_ah *ah,
+		      u32 off, u32 len, u32 qkey, enum ib_wr_opcode op,
+		      const struct ib_send_wr **bad)
+{
+	struct ib_sge sge = {
+		.addr = c->dma[0] + off,
+		.length = len,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {
+		.wr = {
+			.wr_cqe = &w->cqe,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = op,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.imm_data = cpu_to_be32(0xabcd0000 | len),
+		},
+		.ah = ah,
+		.remote_qpn = c->qp[1]->qp_num,
+		.remote_qkey = qkey,
+	};
+	const struct ib_send_wr *dummy;
+	int err;
+
+	kt_wr_init(w);
+	err = ib_post_send(c->qp[0], &wr.wr, bad ?: &dummy);
+	/* Where the WR was refused, as ib_post_send() reports it. */
+	if (err && bad)
+		*bad = *bad == &wr.wr ? (void *)w : NULL;
+	return err;
+}
+
+/* The GRH area of a UD receive: the IP header RoCE v2 carries. */
+static int kt_check_grh(const u8 *grh, const struct ib_gid_attr *gid, u32 len)
+{
+	const u8 *g = gid->gid.raw;
+	const struct ipv6hdr *ip6 = (const void *)grh;
+	const struct iphdr *ip = (const void *)(grh + 20);
+	u32 w0;
+
+	if (rdma_gid_attr_network_type(gid) == RDMA_NETWORK_IPV4)
+		return kt_check(!memchr_inv(grh, 0, 20) && ip->version == 4 &&
+				ip->ihl == 5 && ip->tos == KT_TCLASS &&
+				be16_to_cpu(ip->tot_len) ==
+				20 + KT_ROCE_OVERHEAD + len &&
+				(be16_to_cpu(ip->frag_off) & IP_DF) &&
+				ip->ttl == KT_HOP_LIMIT &&
+				ip->protocol == IPPROTO_UDP &&
+				!ip_fast_csum(ip, 5) &&
+				!memcmp(&ip->saddr, g + 12, 4) &&
+				!memcmp(&ip->daddr, g + 12, 4),
+				"IPv4 header in the GRH area");
+	w0 = be32_to_cpu(*(const __be32 *)grh);
+	return kt_check(w0 >> 28 == 6 && ((w0 >> 20) & 0xff) == KT_TCLASS &&
+			(w0 & 0xfffff) == KT_FLOW_LABEL &&
+			be16_to_cpu(ip6->payload_len) ==
+			KT_ROCE_OVERHEAD + len &&
+			ip6->nexthdr == IPPROTO_UDP &&
+			ip6->hop_limit == KT_HOP_LIMIT &&
+			!memcmp(&ip6->saddr, g, 16) && !memcmp(&ip6->daddr, g, 16),
+			"IPv6 header in the GRH area");
+}
+
+/* The receive of a datagram of @len bytes from c->qp[0], at @b. */
+static int kt_check_ud_recv(struct kt_ctx *c, const struct ib_wc *wc,
+			    const struct ib_gid_attr *gid, const u8 *mac,
+			    const u8 *b, const u8 *sent, u32 len)
+{
+	int err;
+
+	err = kt_check(wc->byte_len == KT_GRH + len && wc->qp == c->qp[1] &&
+		       wc->src_qp == c->qp[0]->qp_num &&
+		       (wc->wc_flags & IB_WC_GRH) &&
+		       (wc->wc_flags & IB_WC_WITH_IMM) &&
+		       wc->ex.imm_data == cpu_to_be32(0xabcd0000 | len),
+		       "UD receive: length, QPs, GRH flag, immediate");
+	if (!err)
+		err = kt_check((wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE) &&
+			       wc->network_hdr_type ==
+			       rdma_gid_attr_network_type(gid) &&
+			       (wc->wc_flags & IB_WC_WITH_SMAC) &&
+			       ether_addr_equal(wc->smac, mac),
+			       "UD receive: network header type and source MAC");
+	if (!err)
+		err = kt_check(!memcmp(b + KT_GRH, sent, len),
+			       "UD payload after the GRH area");
+	if (!err)
+		err = kt_check_grh(b, gid, len);
+	return err;
+}
+
+/* One UD exchange from c->qp[0] to c->qp[1] over @gid. */
+static int kt_ud_gid(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	struct kt_wr *s = &c->wr[0], *r = &c->wr[1];
+	u8 *a = c->buf[0], *b = c->buf[1];
+	const struct ib_send_wr *bad;
+	struct rdma_ah_attr attr = {};
+	union ib_gid dgid = gid->gid;
+	u8 mac[ETH_ALEN];
+	struct ib_ah *ah;
+	int i, err;
+
+	err = rdma_read_gid_l2_fields(gid, NULL, mac);
+	if (err)
+		return err;
+	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, &dgid, KT_FLOW_LABEL, gid->index, KT_HOP_LIMIT,
+			KT_TCLASS);
+	memcpy(attr.roce.dmac, mac, ETH_ALEN);
+	ah = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		pr_err("vrnic_ktest: UD AH: %ld\n", PTR_ERR(ah));
+		return PTR_ERR(ah);
+	}
+
+	memset(b, 0xee, 1024);
+	for (i = 0; i < 1024; i++)
+		a[i] = i * 3 + gid->index;
+	for (i = 0; i < 2 && !err; i++)
+		err = kt_post_recv(c, 1, &r[i], 512 * i, 512);
+
+	/* A datagram: GRH area, then the payload */
+	if (!err)
+		err = kt_ud_send(c, s, ah, 0, 200, KT_QKEY,
+				 IB_WR_SEND_WITH_IMM, NULL);
+	if (!err)
+		err = kt_wait(s, "UD send", IB_WC_SEND, IB_WC_SUCCESS);
+	if (!err)
+		err = kt_wait(&r[0], "UD recv", IB_WC_RECV, IB_WC_SUCCESS);
+	if (!err)
+		err = kt_check_ud_recv(c, &r[0].wc, gid, mac, b, a, 200);
+
+	/* A wrong qkey: the sender completes, the receiver gets nothing. */
+	if (!err)
+		err = kt_ud_send(c, s, ah, 256, 64, KT_QKEY + 1,
+				 IB_WR_SEND_WITH_IMM, NULL);
+	if (!err)
+		err = kt_wait(s, "UD send, wrong qkey", IB_WC_SEND,
+			      IB_WC_SUCCESS);
+	if (!err) {
+		msleep(100);
+		err = kt_check(!completion_done(&r[1].done),
+			       "datagram with a wrong qkey dropped");
+	}
+	/* The high qkey bit: the sending QP's own qkey, which matches. */
+	if (!err)
+		err = kt_ud_send(c, s, ah, 512, 100, KT_USE_QP_QKEY,
+				 IB_WR_SEND_WITH_IMM, NULL);
+	if (!err)
+		err = kt_wait(s, "UD send, QP's qkey", IB_WC_SEND,
+			      IB_WC_SUCCESS);
+	if (!err)
+		err = kt_wait(&r[1], "UD recv, QP's qkey", IB_WC_RECV,
+			      IB_WC_SUCCESS);
+	if (!err)
+		err = kt_check_ud_recv(c, &r[1].wc, gid, mac, b + 512, a + 512,
+				       100);
+
+	/* UD sends nothing but SEND: refused at post, the WR named. */
+	if (!err)
+		err = kt_check(kt_ud_send(c, s, ah, 0, 8, KT_QKEY,
+					  IB_WR_RDMA_WRITE, &bad) == -EINVAL &&
+			       bad == (void *)s, "RDMA WRITE on UD refused");
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+	return err;
+}
+
+/* Over every RoCE v2 GID of the port, an IPv4 and an IPv6 one at least. */
+static int kt_ud(struct kt_ctx *c, const struct ib_gid_attr *unused)
+{
+	const struct ib_gid_attr *gid;
+	bool seen[RDMA_NETWORK_IPV6 + 1] = {};
+	int i, err;
+
+	err = kt_create_qps(c, IB_QPT_UD, NULL);
+	for (i = 0; i < 2 && !err; i++)
+		err = kt_ud_ready(c->qp[i]);
+	for (i = 0; !err && i < c->ibdev->port_data[1].immutable.gid_tbl_len;
+	     i++) {
+		gid = rdma_get_gid_attr(c->ibdev, 1, i);
+		if (IS_ERR(gid))
+			continue;
+		if (gid->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP) {
+			err = kt_ud_gid(c, gid);
+			if (err)
+				pr_err("vrnic_ktest: UD over GID %d %pI6\n", i,
+				       gid->gid.raw);
+			seen[rdma_gid_attr_network_type(gid)] = true;
+		}
+		rdma_put_gid_attr(gid);
+	}
+	if (!err)
+		err = kt_check(seen[RDMA_NETWORK_IPV4] &&
+			       seen[RDMA_NETWORK_IPV6],
+			       "UD over an IPv4 and an IPv6 GID");
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* SRQ                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int kt_srq_create(struct kt_ctx *c)
+{
+	struct ib_srq_init_attr init = {
+		.event_handler = kt_event,
+		.srq_context = c,
+		.attr = { .max_wr = KT_DEPTH, .max_sge = 2 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_srq_attr attr = {};
+	int err;
+
+	c->srq = ib_create_srq(c->pd, &init);
+	if (IS_ERR(c->srq)) {
+		err = PTR_ERR(c->srq);
+		c->srq = NULL;
+		pr_err("vrnic_ktest: create_srq: %d\n", err);
+		return err;
+	}
+	err = ib_query_srq(c->srq, &attr);
+	if (err)
+		return err;
+	return kt_check(init.attr.max_wr == KT_DEPTH &&
+			init.attr.max_sge >= 2 &&
+			attr.max_wr == KT_DEPTH && attr.max_sge >= 2 &&
+			!attr.srq_limit, "SRQ attributes");
+}
+
+/* A receive on the SRQ into c->buf[1] + @off. */
+static int kt_post_srq(struct kt_ctx *c, struct kt_wr *w, u32 off, u32 len,
+		       const struct ib_recv_wr **bad)
+{
+	struct ib_sge sge = {
+		.addr = c->dma[1] + off,
+		.length = len,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &w->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	int err;
+
+	kt_wr_init(w);
+	err = ib_post_srq_recv(c->srq, &wr, bad);
+	if (err && bad)
+		*bad = *bad == &wr ? (void *)w : NULL;
+	return err;
+}
+
+/* Two RC QPs on the SRQ, connected to each other. */
+static int kt_srq_pair(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	int err;
+
+	err = kt_srq_create(c);
+	if (!err)
+		err = kt_create_qps(c, IB_QPT_RC, c->srq);
+	if (!err)
+		err = kt_connect(c, 0, 1, gid);
+	if (!err)
+		err = kt_connect(c, 1, 0, gid);
+	return err;
+}
+
+/* Receive @r holds what c->qp[@peer] sent, @len bytes at @b. */
+static int kt_check_srq_recv(struct kt_ctx *c, struct kt_wr *r, const u8 *b,
+			     const u8 *sent, u32 len)
+{
+	int to = r->wc.qp == c->qp[0] ? 0 : 1;
+
+	return kt_check(r->wc.qp == c->qp[to] &&
+			r->wc.src_qp == c->qp[!to]->qp_num &&
+			r->wc.byte_len == len && !memcmp(b, sent, len),
+			"SRQ receive: QP, source, length, data");
+}
+
+static int kt_srq(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	struct kt_wr *s = &c->wr[0], *r = &c->wr[4], rq;
+	u8 *a = c->buf[0], *b = c->buf[1];
+	const struct ib_recv_wr *rbad;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr qattr;
+	struct ib_sge sge = {
+		.addr = c->dma[1],
+		.length = 64,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = {
+		.wr_cqe = &rq.cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	int i, err;
+
+	err = kt_srq_pair(c, gid);
+	if (err)
+		return err;
+
+	/* Its QPs have no receive queue of their own. */
+	err = kt_check(ib_post_recv(c->qp[1], &rwr, &rbad) == -EINVAL &&
+		       rbad == &rwr, "post_recv on a QP with an SRQ refused");
+	if (!err)
+		err = ib_query_qp(c->qp[1], &qattr, IB_QP_CAP, &init);
+	if (!err)
+		err = kt_check(init.srq == c->srq && !qattr.cap.max_recv_wr,
+			       "query_qp: the SRQ, no receive WRs");
+
+	/* The whole SRQ, 256 bytes each; one more does not fit. */
+	memset(b, 0xee, KT_BUF);
+	for (i = 0; i < KT_DEPTH && !err; i++)
+		err = kt_post_srq(c, &r[i], 256 * i, 256, NULL);
+	if (!err)
+		err = kt_check(kt_post_srq(c, &c->wr[1], 0, 64, &rbad) ==
+			       -ENOMEM && rbad == (void *)&c->wr[1],
+			       "post to a full SRQ refused");
+
+	/* Each QP sends to the other: both take the SRQ's first WQEs. */
+	for (i = 0; i < 2048; i++)
+		a[i] = i * 5 + 1;
+	memset(c->buf[1] + 3072, 0x77, 120);
+	if (!err)
+		err = kt_post_send(c, 0, &s[0], 0, 100, IB_WR_SEND,
+				   IB_SEND_SIGNALED, 0);
+	if (!err)
+		err = kt_post_send(c, 1, &s[1], 3072, 120, IB_WR_SEND,
+				   IB_SEND_SIGNALED, 0);
+	for (i = 0; i < 2 && !err; i++)
+		err = kt_wait(&s[i], "send to an SRQ", IB_WC_SEND,
+			      IB_WC_SUCCESS);
+	for (i = 0; i < 2 && !err; i++)
+		err = kt_wait(&r[i], "SRQ recv", IB_WC_RECV, IB_WC_SUCCESS);
+	for (i = 0; i < 2 && !err; i++)
+		err = kt_check_srq_recv(c, &r[i], b + 256 * i,
+					r[i].wc.qp == c->qp[1] ? a : b + 3072,
+					r[i].wc.qp == c->qp[1] ? 100 : 120);
+	if (!err)
+		err = kt_check(r[0].wc.qp != r[1].wc.qp,
+			       "the SRQ served both QPs");
+
+	/* The device's consumer index freed two slots, no more. */
+	for (i = 0; i < 2 && !err; i++)
+		err = kt_post_srq(c, &c->wr[20 + i], 256 * i, 256, NULL);
+	if (!err)
+		err = kt_check(kt_post_srq(c, &c->wr[1], 0, 64, &rbad) ==
+			       -ENOMEM, "SRQ full again");
+
+	/* A QP of the SRQ failing: its last WQE; the SRQ keeps its WQEs. */
+	memset(&qattr, 0, sizeof(qattr));
+	qattr.qp_state = IB_QPS_ERR;
+	if (!err)
+		err = ib_modify_qp(c->qp[1], &qattr, IB_QP_STATE);
+	if (!err)
+		err = kt_wait_event(c, IB_EVENT_QP_LAST_WQE_REACHED,
+				    "last WQE reached");
+	if (!err) {
+		msleep(100);
+		err = kt_check(!completion_done(&r[2].done),
+			       "the SRQ's receives are not flushed");
+	}
+	return err;
+}
+
+/* Send @len bytes from c->qp[0] and wait for both completions. */
+static int kt_send_to_srq(struct kt_ctx *c, struct kt_wr *r, u32 len)
+{
+	int err;
+
+	err = kt_post_send(c, 0, &c->wr[0], 0, len, IB_WR_SEND,
+			   IB_SEND_SIGNALED, 0);
+	if (!err)
+		err = kt_wait(&c->wr[0], "send", IB_WC_SEND, IB_WC_SUCCESS);
+	if (!err)
+		err = kt_wait(r, "SRQ recv", IB_WC_RECV, IB_WC_SUCCESS);
+	return err;
+}
+
+static int kt_srq_limit(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	struct kt_wr *r = &c->wr[4];
+	struct ib_srq_attr attr = {};
+	int i, err;
+
+	err = kt_srq_pair(c, gid);
+	if (err)
+		return err;
+
+	/* No resizing, and a limit below the depth only. */
+	attr.max_wr = 2 * KT_DEPTH;
+	err = kt_check(ib_modify_srq(c->srq, &attr, IB_SRQ_MAX_WR) == -EINVAL,
+		       "SRQ resize refused");
+	attr.srq_limit = KT_DEPTH;
+	if (!err)
+		err = kt_check(ib_modify_srq(c->srq, &attr, IB_SRQ_LIMIT) ==
+			       -EINVAL, "limit of the SRQ's depth refused");
+
+	for (i = 0; i < 4 && !err; i++)
+		err = kt_post_srq(c, &r[i], 256 * i, 256, NULL);
+	attr.srq_limit = 3;
+	if (!err)
+		err = ib_modify_srq(c->srq, &attr, IB_SRQ_LIMIT);
+	memset(&attr, 0, sizeof(attr));
+	if (!err)
+		err = ib_query_srq(c->srq, &attr);
+	if (!err)
+		err = kt_check(attr.srq_limit == 3, "armed limit read back");
+
+	/* 3 left is not below the limit of 3 */
+	if (!err)
+		err = kt_send_to_srq(c, &r[0], 32);
+	if (!err) {
+		msleep(100);
+		err = kt_check(!atomic_read(&c->srq_limit_events),
+			       "no limit event at the limit");
+	}
+	/* 2 left: the event, then the limit reads 0 */
+	if (!err)
+		err = kt_send_to_srq(c, &r[1], 32);
+	if (!err)
+		err = kt_wait_event(c, IB_EVENT_SRQ_LIMIT_REACHED,
+				    "SRQ limit reached");
+	if (!err)
+		err = ib_query_srq(c->srq, &attr);
+	if (!err)
+		err = kt_check(!attr.srq_limit, "limit 0 after the event");
+	/* Disarmed: 1 left, no second event */
+	if (!err)
+		err = kt_send_to_srq(c, &r[2], 32);
+	if (!err) {
+		msleep(100);
+		err = kt_check(atomic_read(&c->srq_limit_events) == 1,
+			       "the limit event fires once");
+	}
+	return err;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct kt_ctx *c, const struct ib_gid_attr *gid);
+} kt_cases[] = {
+	{ "rc", kt_rc },
+	{ "ud", kt_ud },
+	{ "srq", kt_srq },
+	{ "srq_limit", kt_srq_limit },
+};
+
+static int kt_buffers(struct kt_ctx *c)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		c->buf[i] = kzalloc(KT_BUF, GFP_KERNEL);
+		if (!c->buf[i])
+			return -ENOMEM;
+		c->dma[i] = ib_dma_map_single(c->ibdev, c->buf[i], KT_BUF,
+					      DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(c->ibdev, c->dma[i])) {
+			kfree(c->buf[i]);
+			c->buf[i] = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int kt_run(struct kt_ctx *c)
+{
+	const struct ib_gid_attr *gid;
+	int (*run)(struct kt_ctx *c, const struct ib_gid_attr *gid) = NULL;
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(kt_cases); i++)
+		if (!strcmp(kt_test, kt_cases[i].name))
+			run = kt_cases[i].run;
+	if (!run) {
+		pr_err("vrnic_ktest: no test \"%s\"\n", kt_test);
+		return -EINVAL;
+	}
+	gid = kt_gid(c->ibdev);
+	if (IS_ERR(gid)) {
+		pr_err("vrnic_ktest: %s has no RoCE v2 GID\n",
+		       dev_name(&c->ibdev->dev));
+		return PTR_ERR(gid);
+	}
+	c->events = 0;
+	atomic_set(&c->srq_limit_events, 0);
+	init_waitqueue_head(&c->event_wq);
+
+	c->pd = ib_alloc_pd(c->ibdev, 0);
+	if (IS_ERR(c->pd)) {
+		err = PTR_ERR(c->pd);
+		c->pd = NULL;
+		goto out;
+	}
+	c->cq = ib_alloc_cq(c->ibdev, NULL, 4 * KT_DEPTH, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(c->cq)) {
+		err = PTR_ERR(c->cq);
+		c->cq = NULL;
+		goto out;
+	}
+	err = kt_buffers(c);
+	if (!err)
+		err = run(c, gid);
 
 out:
 	for (i = 0; i < 2; i++) {
 		if (c->qp[i])
 			ib_destroy_qp(c->qp[i]);
+		c->qp[i] = NULL;
+	}
+	if (c->srq)
+		ib_destroy_srq(c->srq);
+	c->srq = NULL;
+	for (i = 0; i < 2; i++) {
 		if (c->buf[i]) {
 			ib_dma_unmap_single(c->ibdev, c->dma[i], KT_BUF,
 					    DMA_BIDIRECTIONAL);
 			kfree(c->buf[i]);
 		}
-		c->qp[i] = NULL;
 		c->buf[i] = NULL;
 	}
 	if (c->cq)

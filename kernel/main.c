@@ -482,9 +482,11 @@ static void vrnic_remove_dev(struct vrnic_dev *dev)
 	vrnic_free_vectors(dev);
 	pci_iounmap(pdev, dev->bar2);
 	pci_iounmap(pdev, dev->bar0);
-	WARN_ON(!xa_empty(&dev->qp_xa) || !xa_empty(&dev->cq_xa));
+	WARN_ON(!xa_empty(&dev->qp_xa) || !xa_empty(&dev->cq_xa) ||
+		!xa_empty(&dev->srq_xa));
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
+	xa_destroy(&dev->srq_xa);
 	ib_dealloc_device(&dev->ibdev);
 	pci_release_regions(pdev);
 	pci_disable_device(pdev);
@@ -529,6 +531,7 @@ static struct vrnic_dev *vrnic_probe_dev(struct pci_dev *pdev)
 	INIT_LIST_HEAD(&dev->held);
 	xa_init_flags(&dev->qp_xa, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->cq_xa, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srq_xa, XA_FLAGS_LOCK_IRQ);
 	INIT_DELAYED_WORK(&dev->watchdog, vrnic_watchdog);
 	for (i = 0; i < VRNIC_CNT_MAX; i++)
 		atomic64_set(&dev->counters[i], 0);
@@ -617,6 +620,7 @@ err_unmap:
 err_dealloc:
 	xa_destroy(&dev->qp_xa);
 	xa_destroy(&dev->cq_xa);
+	xa_destroy(&dev->srq_xa);
 	ib_dealloc_device(&dev->ibdev);
 err_release:
 	pci_release_regions(pdev);

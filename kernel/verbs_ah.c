@@ -51,7 +51,7 @@ static void vrnic_ah_destroy_work(struct work_struct *work)
 	kfree(d);
 }
 
-/* AHs address UD datagrams; the device keeps them although its QPs are RC. */
+/* AHs address UD datagrams: a UD send WQE names the device's handle. */
 int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata)
 {

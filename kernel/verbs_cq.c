@@ -4,8 +4,10 @@
  *
  * A user CQ's ring belongs to its mmap entry from the start, so it lives as
  * long as the process maps it. A kernel CQ is polled here: every CQE is
- * checked (phase, QP, opcode, wqe_idx) before it becomes a work completion.
+ * checked (phase, QP, opcode, wqe_idx, the datagram fields) before it
+ * becomes a work completion.
  */
+#include <linux/etherdevice.h>
 #include <linux/log2.h>
 
 #include "vrnic.h"
@@ -327,6 +329,47 @@ int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return ret;
 }
 
+static_assert((int)RDMA_NETWORK_IPV4 == (int)VRNIC_NET_IPV4);
+static_assert((int)RDMA_NETWORK_IPV6 == (int)VRNIC_NET_IPV6);
+
+/*
+ * The receive fields only a UD QP's CQEs carry: a successful UD receive
+ * has its GRH area filled (F_GRH, the IP version, the sender's MAC), no
+ * other CQE claims one, and src_qp is a QPN.
+ */
+static bool vrnic_cqe_addr_ok(const struct vrnic_qp *qp,
+			      const struct vrnic_cqe *cqe, bool send)
+{
+	bool ud_recv = !send && qp->ibqp.qp_type == IB_QPT_UD;
+
+	if (le32_to_cpu(cqe->src_qp) & ~VRNIC_QPN_MASK)
+		return false;
+	if (!(cqe->flags & VRNIC_CQE_F_GRH))
+		return !ud_recv || cqe->status != VRNIC_WC_SUCCESS;
+	if (!ud_recv || le32_to_cpu(cqe->byte_len) < VRNIC_GRH_SIZE)
+		return false;
+	return cqe->network_hdr_type == VRNIC_NET_IPV4 ||
+	       cqe->network_hdr_type == VRNIC_NET_IPV6;
+}
+
+/*
+ * The wr_id of the WQE a CQE completes. A QP's own queues keep a table by
+ * slot; an SRQ slot may be posted again once the device read the WQE, so
+ * its CQE carries the wr_id, and only an index the device consumed passes.
+ */
+static bool vrnic_cqe_wr_id(struct vrnic_qp *qp, const struct vrnic_cqe *cqe,
+			    bool send, u64 *wr_id)
+{
+	u32 wqe_idx = le32_to_cpu(cqe->wqe_idx);
+
+	if (send || !qp->srq)
+		return vrnic_qp_retire(qp, send, wqe_idx, wr_id);
+	if (!vrnic_srq_wqe_posted(qp->srq, wqe_idx))
+		return false;
+	*wr_id = le64_to_cpu(cqe->wr_id);
+	return true;
+}
+
 static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 			   const struct vrnic_cqe *cqe, struct ib_wc *wc)
 {
@@ -355,7 +398,8 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	if (!qp || qp->user ||
 	    (send ? qp->ibqp.send_cq : qp->ibqp.recv_cq) != &cq->ibcq)
 		goto bad;
-	if (!vrnic_qp_retire(qp, send, wqe_idx, &wr_id))
+	if (!vrnic_cqe_addr_ok(qp, cqe, send) ||
+	    !vrnic_cqe_wr_id(qp, cqe, send, &wr_id))
 		goto bad;
 
 	memset(wc, 0, sizeof(*wc));
@@ -370,10 +414,17 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 		wc->ex.imm_data = cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	}
-	wc->src_qp = le32_to_cpu(cqe->src_qp) & VRNIC_QPN_MASK;
+	/* Checked to be a QPN above. */
+	wc->src_qp = le32_to_cpu(cqe->src_qp);
 	wc->pkey_index = 0;
 	wc->sl = cqe->sl & 0xf;
 	wc->port_num = 1;
+	if (cqe->flags & VRNIC_CQE_F_GRH) {
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
+				IB_WC_WITH_SMAC;
+		wc->network_hdr_type = cqe->network_hdr_type;
+		ether_addr_copy(wc->smac, cqe->smac);
+	}
 	return true;
 
 bad:

@@ -68,6 +68,11 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 						c->max_qp);
 	attr->atomic_cap = c->atomic_cap;
 	attr->max_ah = vrnic_clamp_int(c->max_ah);
+	attr->max_srq = vrnic_clamp_int(c->max_srq);
+	if (c->max_srq) {
+		attr->max_srq_wr = vrnic_clamp_int(c->max_srq_wr);
+		attr->max_srq_sge = vrnic_clamp_int(c->max_srq_sge);
+	}
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	return 0;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vrnic queue pairs (device interface sections 10.13-10.16, 13, 15): RC
- * only. User QPs get their rings through mmap entries; kernel QPs post here
- * on the kernel doorbell page and keep their own wr_id tables, indexed by
- * the (validated) wqe_idx of each CQE.
+ * vrnic queue pairs (device interface sections 10.13-10.16, 13, 15): RC, UC
+ * and UD, with their own RQ or an SRQ. User QPs get their rings through
+ * mmap entries; kernel QPs post here on the kernel doorbell page and keep
+ * their own wr_id tables, indexed by the (validated) wqe_idx of each CQE.
+ * The work queue helpers serve SRQs too (verbs_srq.c).
  */
 #include <linux/etherdevice.h>
 #include <linux/log2.h>
@@ -67,7 +68,7 @@ static u32 vrnic_sq_shift_needed(u32 sge, u32 inline_size)
 	return max_t(u32, VRNIC_SQ_WQE_SHIFT_MIN, order_base_2(need));
 }
 
-static u32 vrnic_rq_shift_needed(u32 sge)
+u32 vrnic_rq_shift_needed(u32 sge)
 {
 	u32 need = VRNIC_RECV_WQE_HDR_SIZE + VRNIC_SGE_SIZE * max_t(u32, sge, 1);
 
@@ -75,7 +76,7 @@ static u32 vrnic_rq_shift_needed(u32 sge)
 }
 
 /* Pick a stride: the request (0 = smallest that fits) within [min, max]. */
-static int vrnic_pick_shift(u32 requested, u32 needed, u32 min, u32 max)
+int vrnic_pick_shift(u32 requested, u32 needed, u32 min, u32 max)
 {
 	if (requested) {
 		if (requested < min || requested > max || requested < needed)
@@ -85,18 +86,19 @@ static int vrnic_pick_shift(u32 requested, u32 needed, u32 min, u32 max)
 	return needed <= max ? (int)needed : -EINVAL;
 }
 
-static int vrnic_wq_log_depth(struct vrnic_dev *dev, u32 wr, u32 shift)
+/* Ring depth for @wr WQEs of 2^@shift bytes, at most @max_wr of them. */
+int vrnic_wq_log_depth(u32 wr, u32 max_wr, u32 shift)
 {
 	u32 log = max_t(u32, VRNIC_WQ_LOG_DEPTH_MIN,
 			order_base_2(max_t(u32, wr, 2)));
 
-	if ((1U << log) > dev->caps.max_qp_wr ||
+	if (log >= 31 || (1U << log) > max_wr ||
 	    ((u64)1 << (log + shift)) > VRNIC_RING_MAX_BYTES)
 		return -EINVAL;
 	return log;
 }
 
-static void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq)
+void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq)
 {
 	if (wq->entry)
 		rdma_user_mmap_entry_remove(wq->entry);
@@ -108,12 +110,13 @@ static void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq)
 }
 
 /*
- * Allocate a work queue ring. For a user QP the ring goes straight into an
- * mmap entry (@key, @size report it); a kernel QP also gets its wr_id table.
+ * Allocate a work queue ring. For a user queue the ring goes straight into
+ * an mmap entry (@key, @size report it); a kernel queue also gets its wr_id
+ * table if it asks for one (@wrids).
  */
-static int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
-			  struct vrnic_wq *wq, dma_addr_t *dma, u64 *key,
-			  u64 *size)
+int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
+		   struct vrnic_wq *wq, bool wrids, dma_addr_t *dma, u64 *key,
+		   u64 *size)
 {
 	struct vrnic_dma ring = {};
 	u32 depth = 1U << wq->log_depth;
@@ -138,6 +141,8 @@ static int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
 		return 0;
 	}
 	wq->ring = ring;
+	if (!wrids)
+		return 0;
 	wq->wrid = kcalloc(depth, sizeof(*wq->wrid), GFP_KERNEL);
 	if (!wq->wrid) {
 		vrnic_dma_free(dev, &wq->ring);
@@ -152,6 +157,10 @@ static u8 vrnic_qpt(enum ib_qp_type type)
 	switch (type) {
 	case IB_QPT_RC:
 		return VRNIC_QPT_RC;
+	case IB_QPT_UC:
+		return VRNIC_QPT_UC;
+	case IB_QPT_UD:
+		return VRNIC_QPT_UD;
 	default:
 		return 0;
 	}
@@ -169,8 +178,9 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct vrnic_caps *c = &dev->caps;
 	struct vrnic_ucontext *uc = NULL;
 	struct vrnic_ibv_create_qp ucmd;
-	dma_addr_t sq_dma, rq_dma;
-	int sq_shift, rq_shift, sq_log, rq_log, err;
+	dma_addr_t sq_dma, rq_dma = 0;
+	int sq_shift, rq_shift = 0, sq_log, rq_log = 0, err;
+	bool own_rq = !init->srq;
 
 	req.qp_type = vrnic_qpt(init->qp_type);
 	if (!req.qp_type) {
@@ -183,9 +193,10 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  init->create_flags);
 		return -EOPNOTSUPP;
 	}
-	if (init->srq) {
-		ibdev_dbg(ibqp->device, "SRQ unsupported\n");
-		return -EOPNOTSUPP;
+	/* A QP on an SRQ receives there: its receive caps do not apply. */
+	if (!own_rq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
 	}
 	if (cap->max_send_wr > c->max_qp_wr || cap->max_recv_wr > c->max_qp_wr ||
 	    cap->max_send_sge > c->max_sge || cap->max_recv_sge > c->max_sge ||
@@ -202,32 +213,40 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ibdev_dbg(ibqp->device, "create_qp udata: %d\n", err);
 		return err;
 	}
-	if (ucmd.comp_mask || ucmd.reserved) {
-		ibdev_dbg(ibqp->device, "create_qp comp_mask %#x reserved %#x\n",
-			  ucmd.comp_mask, ucmd.reserved);
+	if (ucmd.comp_mask || ucmd.reserved || (!own_rq && ucmd.rq_wqe_shift)) {
+		ibdev_dbg(ibqp->device,
+			  "create_qp comp_mask %#x reserved %#x rq_wqe_shift %u\n",
+			  ucmd.comp_mask, ucmd.reserved, ucmd.rq_wqe_shift);
 		return -EINVAL;
 	}
 	if (udata)
 		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
 					       ibuc);
+	if (!own_rq && to_vsrq(init->srq)->user != !!udata) {
+		ibdev_dbg(ibqp->device, "QP and SRQ of different owners\n");
+		return -EINVAL;
+	}
 
 	sq_shift = vrnic_pick_shift(ucmd.sq_wqe_shift,
 				    vrnic_sq_shift_needed(cap->max_send_sge,
 							  cap->max_inline_data),
 				    VRNIC_SQ_WQE_SHIFT_MIN,
 				    VRNIC_SQ_WQE_SHIFT_MAX);
-	rq_shift = vrnic_pick_shift(ucmd.rq_wqe_shift,
-				    vrnic_rq_shift_needed(cap->max_recv_sge),
-				    VRNIC_RQ_WQE_SHIFT_MIN,
-				    VRNIC_RQ_WQE_SHIFT_MAX);
+	if (own_rq)
+		rq_shift = vrnic_pick_shift(ucmd.rq_wqe_shift,
+					    vrnic_rq_shift_needed(cap->max_recv_sge),
+					    VRNIC_RQ_WQE_SHIFT_MIN,
+					    VRNIC_RQ_WQE_SHIFT_MAX);
 	if (sq_shift < 0 || rq_shift < 0) {
 		ibdev_dbg(ibqp->device,
 			  "no WQE stride: SQ asked %u, RQ asked %u\n",
 			  ucmd.sq_wqe_shift, ucmd.rq_wqe_shift);
 		return -EINVAL;
 	}
-	sq_log = vrnic_wq_log_depth(dev, cap->max_send_wr, sq_shift);
-	rq_log = vrnic_wq_log_depth(dev, cap->max_recv_wr, rq_shift);
+	sq_log = vrnic_wq_log_depth(cap->max_send_wr, c->max_qp_wr, sq_shift);
+	if (own_rq)
+		rq_log = vrnic_wq_log_depth(cap->max_recv_wr, c->max_qp_wr,
+					    rq_shift);
 	if (sq_log < 0 || rq_log < 0) {
 		ibdev_dbg(ibqp->device, "rings of %u/%u WQEs too large\n",
 			  cap->max_send_wr, cap->max_recv_wr);
@@ -244,18 +263,25 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq.max_sge = min_t(u32, c->max_sge, VRNIC_SQ_MAX_SGE(sq_shift));
 	qp->max_inline = min_t(u32, c->max_inline,
 			       VRNIC_SQ_MAX_INLINE(sq_shift));
-	qp->rq.log_depth = rq_log;
-	qp->rq.wqe_shift = rq_shift;
-	qp->rq.max_sge = min_t(u32, c->max_sge, VRNIC_RQ_MAX_SGE(rq_shift));
+	qp->srq = own_rq ? NULL : to_vsrq(init->srq);
+	spin_lock_init(&qp->rq.lock);
+	if (own_rq) {
+		qp->rq.log_depth = rq_log;
+		qp->rq.wqe_shift = rq_shift;
+		qp->rq.max_sge = min_t(u32, c->max_sge,
+				       VRNIC_RQ_MAX_SGE(rq_shift));
+	}
 
-	err = vrnic_wq_alloc(dev, uc, &qp->sq, &sq_dma, &uresp.sq_mmap_key,
-			     &uresp.sq_ring_size);
+	err = vrnic_wq_alloc(dev, uc, &qp->sq, true, &sq_dma,
+			     &uresp.sq_mmap_key, &uresp.sq_ring_size);
 	if (err)
 		return err;
-	err = vrnic_wq_alloc(dev, uc, &qp->rq, &rq_dma, &uresp.rq_mmap_key,
-			     &uresp.rq_ring_size);
-	if (err)
-		goto err_free_sq;
+	if (own_rq) {
+		err = vrnic_wq_alloc(dev, uc, &qp->rq, true, &rq_dma,
+				     &uresp.rq_mmap_key, &uresp.rq_ring_size);
+		if (err)
+			goto err_free_sq;
+	}
 
 	req.uctx = cpu_to_le32(uc ? uc->uctx : VRNIC_UCTX_KERNEL);
 	req.pd = cpu_to_le32(to_vpd(ibqp->pd)->pdn);
@@ -263,7 +289,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		req.flags |= cpu_to_le16(VRNIC_QP_F_SQ_SIG_ALL);
 	req.send_cqn = cpu_to_le32(to_vcq(init->send_cq)->cqn);
 	req.recv_cqn = cpu_to_le32(to_vcq(init->recv_cq)->cqn);
-	req.srqn = cpu_to_le32(VRNIC_HANDLE_NONE);
+	req.srqn = cpu_to_le32(own_rq ? VRNIC_HANDLE_NONE : qp->srq->srqn);
 	req.sq_addr = cpu_to_le64(sq_dma);
 	req.rq_addr = cpu_to_le64(rq_dma);
 	req.sq_log_depth = sq_log;
@@ -296,7 +322,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qp->qpn;
 
 	cap->max_send_wr = 1U << sq_log;
-	cap->max_recv_wr = 1U << rq_log;
+	cap->max_recv_wr = own_rq ? 1U << rq_log : 0;
 	cap->max_send_sge = qp->sq.max_sge;
 	cap->max_recv_sge = qp->rq.max_sge;
 	cap->max_inline_data = qp->max_inline;
@@ -490,6 +516,39 @@ out:
 	return err;
 }
 
+/* What a connected QP (RC, UC) reports: its path and remote QP. */
+static void vrnic_query_path(const struct vrnic_qp_attr *a,
+			     struct ib_qp_attr *attr)
+{
+	union ib_gid dgid;
+
+	attr->rq_psn = le32_to_cpu(a->rq_psn) & VRNIC_PSN_MASK;
+	attr->dest_qp_num = le32_to_cpu(a->dest_qpn) & VRNIC_QPN_MASK;
+	attr->qp_access_flags = le32_to_cpu(a->qp_access_flags) &
+				VRNIC_QP_REMOTE_ACCESS;
+	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	memcpy(dgid.raw, a->av.dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(&attr->ah_attr, &dgid,
+			le32_to_cpu(a->av.flow_label) & 0xfffff,
+			a->av.sgid_index, a->av.hop_limit,
+			a->av.traffic_class);
+	rdma_ah_set_sl(&attr->ah_attr, a->av.sl & 0xf);
+	rdma_ah_set_port_num(&attr->ah_attr, 1);
+	ether_addr_copy(attr->ah_attr.roce.dmac, a->av.dmac);
+}
+
+/* What only RC reports: acknowledgements, retries, RDMA reads. */
+static void vrnic_query_reliable(const struct vrnic_qp_attr *a,
+				 struct ib_qp_attr *attr)
+{
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer & 0x1f;
+	attr->timeout = a->timeout & 0x1f;
+	attr->retry_cnt = a->retry_cnt & 0x7;
+	attr->rnr_retry = a->rnr_retry & 0x7;
+}
+
 int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		   int attr_mask, struct ib_qp_init_attr *init)
 {
@@ -498,7 +557,6 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_cmd_query_qp_resp resp;
 	struct vrnic_qp_attr *a = &resp.attr;
-	union ib_gid dgid;
 	int err;
 
 	req.handle = cpu_to_le32(qp->qpn);
@@ -515,35 +573,22 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->cur_qp_state = a->cur_qp_state;
 	attr->path_mtu = clamp_t(u8, a->path_mtu, IB_MTU_256, IB_MTU_4096);
 	attr->path_mig_state = IB_MIG_MIGRATED;
-	attr->qkey = le32_to_cpu(a->qkey);
-	attr->rq_psn = le32_to_cpu(a->rq_psn) & VRNIC_PSN_MASK;
 	attr->sq_psn = le32_to_cpu(a->sq_psn) & VRNIC_PSN_MASK;
-	attr->dest_qp_num = le32_to_cpu(a->dest_qpn) & VRNIC_QPN_MASK;
-	attr->qp_access_flags = le32_to_cpu(a->qp_access_flags) &
-				VRNIC_QP_REMOTE_ACCESS;
 	attr->pkey_index = le16_to_cpu(a->pkey_index);
 	attr->en_sqd_async_notify = a->en_sqd_async_notify;
 	attr->sq_draining = a->sq_draining;
-	attr->max_rd_atomic = a->max_rd_atomic;
-	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	attr->min_rnr_timer = a->min_rnr_timer & 0x1f;
 	attr->port_num = 1;
-	attr->timeout = a->timeout & 0x1f;
-	attr->retry_cnt = a->retry_cnt & 0x7;
-	attr->rnr_retry = a->rnr_retry & 0x7;
-
-	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	memcpy(dgid.raw, a->av.dgid, sizeof(dgid.raw));
-	rdma_ah_set_grh(&attr->ah_attr, &dgid,
-			le32_to_cpu(a->av.flow_label) & 0xfffff,
-			a->av.sgid_index, a->av.hop_limit,
-			a->av.traffic_class);
-	rdma_ah_set_sl(&attr->ah_attr, a->av.sl & 0xf);
-	rdma_ah_set_port_num(&attr->ah_attr, 1);
-	ether_addr_copy(attr->ah_attr.roce.dmac, a->av.dmac);
+	if (ibqp->qp_type == IB_QPT_UD) {
+		/* A datagram QP has a qkey; its addresses are in each WR. */
+		attr->qkey = le32_to_cpu(a->qkey);
+	} else {
+		vrnic_query_path(a, attr);
+	}
+	if (ibqp->qp_type == IB_QPT_RC)
+		vrnic_query_reliable(a, attr);
 
 	attr->cap.max_send_wr = 1U << qp->sq.log_depth;
-	attr->cap.max_recv_wr = 1U << qp->rq.log_depth;
+	attr->cap.max_recv_wr = qp->srq ? 0 : 1U << qp->rq.log_depth;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
@@ -552,6 +597,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	init->qp_context = ibqp->qp_context;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->cap = attr->cap;
 	init->qp_type = ibqp->qp_type;
 
@@ -656,6 +702,45 @@ static int vrnic_build_rc(const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* UC is RC without RDMA reads and atomics (refused here, not by the device). */
+static int vrnic_build_uc(const struct ib_send_wr *wr,
+			  struct vrnic_send_wqe_hdr *hdr)
+{
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return vrnic_build_rc(wr, hdr);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* A datagram names its destination: the device's AH, QPN and qkey. */
+static int vrnic_build_ud(struct vrnic_qp *qp, const struct ib_send_wr *wr,
+			  struct vrnic_send_wqe_hdr *hdr)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		hdr->imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!ud->ah || ud->ah->device != qp->ibqp.device ||
+	    ud->remote_qpn & ~VRNIC_QPN_MASK)
+		return -EINVAL;
+	hdr->ud.ah = cpu_to_le32(to_vah(ud->ah)->deferred->handle);
+	hdr->ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
+	hdr->ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
+	return 0;
+}
+
 static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 			    struct vrnic_send_wqe_hdr *hdr)
 {
@@ -668,6 +753,12 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		err = vrnic_build_rc(wr, hdr);
+		break;
+	case IB_QPT_UC:
+		err = vrnic_build_uc(wr, hdr);
+		break;
+	case IB_QPT_UD:
+		err = vrnic_build_ud(qp, wr, hdr);
 		break;
 	default:
 		err = -EINVAL;
@@ -742,54 +833,74 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
+/*
+ * Write receive WQEs for @*wr and its successors at wq->pi while the ring
+ * has room; @*wr is left at the first one not posted. The caller holds
+ * wq->lock and publishes the producer index.
+ */
+int vrnic_wq_post_recv(struct vrnic_wq *wq, const struct ib_recv_wr **wr)
+{
+	u32 depth = 1U << wq->log_depth;
+	const struct ib_recv_wr *w;
+	struct vrnic_recv_wqe_hdr *hdr;
+	struct vrnic_sge *sge;
+	int i;
+
+	vrnic_assert_spin_held(&wq->lock);
+	for (w = *wr; w; w = w->next) {
+		if ((u32)(wq->pi - wq->ci) >= depth) {
+			*wr = w;
+			return -ENOMEM;
+		}
+		if (w->num_sge < 0 || w->num_sge > wq->max_sge) {
+			*wr = w;
+			return -EINVAL;
+		}
+		hdr = vrnic_wq_slot(wq, wq->pi);
+		sge = (void *)hdr + VRNIC_RECV_WQE_HDR_SIZE;
+		memset(hdr, 0, VRNIC_RECV_WQE_HDR_SIZE);
+		hdr->wr_id = cpu_to_le64(w->wr_id);
+		hdr->num_sge = w->num_sge;
+		for (i = 0; i < w->num_sge; i++) {
+			sge[i].addr = cpu_to_le64(w->sg_list[i].addr);
+			sge[i].length = cpu_to_le32(w->sg_list[i].length);
+			sge[i].lkey = cpu_to_le32(w->sg_list[i].lkey);
+		}
+		if (wq->wrid)
+			wq->wrid[vrnic_ring_slot(wq->pi, wq->log_depth)] =
+				w->wr_id;
+		wq->pi++;
+	}
+	*wr = NULL;
+	return 0;
+}
+
 int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr)
 {
 	struct vrnic_dev *dev = to_vdev(ibqp->device);
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	struct vrnic_wq *rq = &qp->rq;
-	u32 depth = 1U << rq->log_depth;
-	struct vrnic_recv_wqe_hdr *hdr;
-	struct vrnic_sge *sge;
 	unsigned long flags;
-	bool posted = false;
-	int i, err = 0;
+	u32 old_pi;
+	int err = 0;
 
-	if (qp->user) {
+	/* User QPs post from the provider; a QP on an SRQ posts there. */
+	if (qp->user || qp->srq) {
 		*bad_wr = wr;
-		return -EOPNOTSUPP;
+		return qp->user ? -EOPNOTSUPP : -EINVAL;
 	}
 	spin_lock_irqsave(&rq->lock, flags);
+	old_pi = rq->pi;
 	if (vrnic_is_fatal(dev))
 		err = -EIO;
 	else if (READ_ONCE(qp->state) == IB_QPS_RESET)
 		err = -EINVAL;
-	for (; wr && !err; wr = wr->next) {
-		if ((u32)(rq->pi - rq->ci) >= depth) {
-			err = -ENOMEM;
-			break;
-		}
-		if (wr->num_sge < 0 || wr->num_sge > rq->max_sge) {
-			err = -EINVAL;
-			break;
-		}
-		hdr = vrnic_wq_slot(rq, rq->pi);
-		sge = (void *)hdr + VRNIC_RECV_WQE_HDR_SIZE;
-		memset(hdr, 0, VRNIC_RECV_WQE_HDR_SIZE);
-		hdr->wr_id = cpu_to_le64(wr->wr_id);
-		hdr->num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
-			sge[i].length = cpu_to_le32(wr->sg_list[i].length);
-			sge[i].lkey = cpu_to_le32(wr->sg_list[i].lkey);
-		}
-		rq->wrid[vrnic_ring_slot(rq->pi, rq->log_depth)] = wr->wr_id;
-		rq->pi++;
-		posted = true;
-	}
+	else
+		err = vrnic_wq_post_recv(rq, &wr);
 	if (err)
 		*bad_wr = wr;
-	if (posted) {
+	if (rq->pi != old_pi) {
 		dma_wmb();	/* WQEs before the producer index */
 		writel(rq->pi, vrnic_kdb_word(dev, qp->db_slot,
 					      VRNIC_DB_QP_RQ_PI));

@@ -162,6 +162,15 @@ enum vrnic_hw_counter {
 	VRNIC_CNT_MAX
 };
 
+/* Counters the device keeps in its register page, after the driver's. */
+enum vrnic_dev_counter {
+	VRNIC_DEV_CNT_UD_QKEY_DROPS,
+	VRNIC_DEV_CNT_UD_NO_RECV_DROPS,
+	VRNIC_DEV_CNT_UD_NO_DEST_DROPS,
+	VRNIC_DEV_CNT_UC_DROPS,
+	VRNIC_DEV_CNT_MAX
+};
+
 struct vrnic_eth;
 
 struct vrnic_dev {
@@ -197,6 +206,7 @@ struct vrnic_dev {
 	/* Objects the device may name in EQEs and CQEs. */
 	struct xarray qp_xa;
 	struct xarray cq_xa;
+	struct xarray srq_xa;
 
 	struct workqueue_struct *wq;	/* deferred AH destroys */
 	struct delayed_work watchdog;
@@ -358,12 +368,36 @@ struct vrnic_wq {
 	u32 log_depth;
 	u32 wqe_shift;
 	u32 max_sge;
-	/* kernel QPs */
+	/* kernel QPs and SRQs */
 	spinlock_t lock;
 	u32 pi;				/* posted */
-	u32 ci;				/* retired (from CQEs) */
-	u64 *wrid;
+	u32 ci;				/* retired (from CQEs); for an SRQ
+					 * the device's ci last read
+					 */
+	u64 *wrid;			/* not for SRQs: CQEs carry the wr_id */
 };
+
+/*
+ * A shared receive queue. The device writes the consumer index into the
+ * doorbell slot, so a kernel SRQ knows its free slots without the CQEs,
+ * which arrive on the CQs of every QP it serves.
+ */
+struct vrnic_srq {
+	struct ib_srq ibsrq;
+	u32 srqn;
+	u32 db_slot;
+	bool user;
+	struct vrnic_wq wq;		/* ci unused: the slot's ci word */
+	struct mutex limit_lock;	/* modify_srq vs. modify_srq */
+	u32 srq_limit;			/* armed limit; 0 after the event */
+	refcount_t refcount;		/* lifetime against EQE dispatch */
+	struct completion free;
+};
+
+static inline struct vrnic_srq *to_vsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vrnic_srq, ibsrq);
+}
 
 struct vrnic_qp {
 	struct ib_qp ibqp;
@@ -371,7 +405,8 @@ struct vrnic_qp {
 	u32 db_slot;
 	bool user;
 	struct vrnic_wq sq;
-	struct vrnic_wq rq;
+	struct vrnic_wq rq;		/* unused with an SRQ */
+	struct vrnic_srq *srq;		/* NULL: its own RQ */
 	u32 max_inline;
 	struct mutex state_lock;	/* modify_qp */
 	enum ib_qp_state state;		/* cached; the device may move to ERR */
@@ -537,5 +572,25 @@ struct vrnic_qp *vrnic_qp_get(struct vrnic_dev *dev, u32 qpn);
 void vrnic_qp_put(struct vrnic_qp *qp);
 bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
 		     u64 *wr_id);
+u32 vrnic_rq_shift_needed(u32 sge);
+int vrnic_pick_shift(u32 requested, u32 needed, u32 min, u32 max);
+int vrnic_wq_log_depth(u32 wr, u32 max_wr, u32 shift);
+int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
+		   struct vrnic_wq *wq, bool wrids, dma_addr_t *dma, u64 *key,
+		   u64 *size);
+void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq);
+int vrnic_wq_post_recv(struct vrnic_wq *wq, const struct ib_recv_wr **wr);
+
+/* verbs_srq.c */
+int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+bool vrnic_srq_wqe_posted(struct vrnic_srq *srq, u32 wqe_idx);
+void vrnic_srq_event(struct vrnic_dev *dev, u32 srqn, enum ib_event_type type);
 
 #endif /* VRNIC_H */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vrnic's kernel verbs (the path kernel ULPs use): loading
- * kernel/vrnic_ktest.ko runs a PD/CQ/QP SEND-RECV-drain test on every
- * vrnic device inside the kernel and fails the load if any step fails.
- * Afterwards no RDMA resource may be left behind.
+ * kernel/vrnic_ktest.ko runs one case (its "test" parameter) on every vrnic
+ * device inside the kernel and fails the load if any step fails: RC
+ * SEND/RECV and drain, UD datagrams with kernel AHs, an SRQ shared by two
+ * RC QPs, the SRQ limit event. Afterwards no RDMA resource may be left
+ * behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,27 +20,135 @@
 #include "suite.h"
 #include "kselftest_harness.h"
 
-TEST(kernel_ulp_send_recv_drain)
+#define NETDEV "\"$(ls " SU_SYS "/device/net | head -n1)\""
+/* An IPv4 address, so that the port has a v4-mapped GID too. */
+#define UD_IP "192.168.93.9"
+#define UD_IP_GID "ffff:c0a8:5d09"
+
+/* Load vrnic_ktest.ko with @params: 0, or the errno of the failed load. */
+static int run_ktest(struct __test_metadata *_metadata, const char *params)
 {
 	char path[PATH_MAX], before[256], after[256];
-	int fd, ret, err;
+	int fd, ret, err = 0;
 
-	ASSERT_EQ(0, system("ip link set dev \"$(ls /sys/class/infiniband/vrnic0/device/net | head -n1)\" up"));
-	ASSERT_EQ(0, su_module_path(path, sizeof(path), "vrnic_ktest.ko"));
-	ASSERT_EQ(0, su_res_line(before, sizeof(before)));
-
+	if (su_sh("ip link set dev " NETDEV " up"))
+		return EIO;
+	if (su_module_path(path, sizeof(path), "vrnic_ktest.ko") ||
+	    su_res_line(before, sizeof(before)))
+		return ENOENT;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	ret = syscall(SYS_finit_module, fd, "", 0);
-	err = errno;
-	close(fd);
-	if (ret)
+	if (fd < 0) {
+		TH_LOG("%s: %s", path, strerror(errno));
+		return errno;
+	}
+	ret = syscall(SYS_finit_module, fd, params, 0);
+	if (ret) {
+		err = errno;
 		system("dmesg | grep vrnic | tail -n 20");
-	ASSERT_EQ(0, ret) TH_LOG("vrnic_ktest failed: %s", strerror(err));
-	EXPECT_EQ(0, syscall(SYS_delete_module, "vrnic_ktest", O_NONBLOCK));
-
-	ASSERT_EQ(0, su_res_line(after, sizeof(after)));
+		TH_LOG("vrnic_ktest %s failed: %s", params, strerror(err));
+	}
+	close(fd);
+	if (!ret)
+		EXPECT_EQ(0, syscall(SYS_delete_module, "vrnic_ktest",
+				     O_NONBLOCK));
+	EXPECT_EQ(0, su_res_line(after, sizeof(after)));
 	EXPECT_STREQ(before, after);
+	return err;
+}
+
+/* A counter of `rdma statistic` for port 1, or -1. */
+static long long rdma_stat(const char *name)
+{
+	char cmd[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "rdma statistic show link " SU_DEV "/1 | tr ' ' '\\n' | grep -A1 -x %s | tail -n1",
+		 name);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	pclose(f);
+	return v;
+}
+
+/* The RoCE v2 GIDs of port 1 (each carries one UD exchange). */
+static int roce_v2_gids(void)
+{
+	char cmd[256];
+	int n = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "grep -lx 'RoCE v2' " SU_SYS "/ports/1/gid_attrs/types/* 2>/dev/null | wc -l");
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &n) != 1)
+		n = -1;
+	pclose(f);
+	return n;
+}
+
+TEST(kernel_ulp_send_recv_drain)
+{
+	ASSERT_EQ(0, run_ktest(_metadata, ""));
+}
+
+/*
+ * UD between two kernel QPs with kernel AHs, over the IPv6 link-local and
+ * an IPv4 GID: the GRH area's IP header, src_qp, network header type and
+ * source MAC of each receive; one datagram per GID with a wrong qkey,
+ * dropped and counted by the device in ud_qkey_drops.
+ */
+TEST(kernel_ud_datagrams)
+{
+	long long drops;
+	int i, gids, err;
+
+	ASSERT_EQ(0, su_sh("ip link set dev " NETDEV " up && ip addr add " UD_IP "/24 dev " NETDEV));
+	for (i = 0; i < 50; i++) {
+		if (!su_sh("grep -qs " UD_IP_GID " " SU_SYS "/ports/1/gids/*"))
+			break;
+		su_sleep_ms(100);
+	}
+	gids = roce_v2_gids();
+	drops = rdma_stat("ud_qkey_drops");
+	err = run_ktest(_metadata, "test=ud");
+	su_sh("ip addr del " UD_IP "/24 dev " NETDEV);
+	ASSERT_EQ(0, err);
+	ASSERT_LE(2, gids);
+	ASSERT_LE(0, drops);
+	EXPECT_EQ(drops + gids, rdma_stat("ud_qkey_drops"));
+}
+
+/* The device's drop counters are in rdma statistic. */
+TEST(device_drop_counters_shown)
+{
+	EXPECT_LE(0, rdma_stat("ud_qkey_drops"));
+	EXPECT_LE(0, rdma_stat("ud_no_recv_drops"));
+	EXPECT_LE(0, rdma_stat("ud_no_dest_drops"));
+	EXPECT_LE(0, rdma_stat("uc_drops"));
+}
+
+/*
+ * Two RC QPs on one kernel SRQ: each message lands in the SRQ's next
+ * buffer, with the right wr_id and QP; the device's consumer index frees
+ * slots; post_recv on such a QP is refused; a QP going to ERR reports its
+ * last WQE and leaves the SRQ's receives alone.
+ */
+TEST(kernel_srq_shared_by_two_rc_qps)
+{
+	ASSERT_EQ(0, run_ktest(_metadata, "test=srq"));
+}
+
+/* The SRQ limit: armed, fired once below it, 0 afterwards. */
+TEST(kernel_srq_limit_event)
+{
+	ASSERT_EQ(0, run_ktest(_metadata, "test=srq_limit"));
 }
 
 TEST_HARNESS_MAIN

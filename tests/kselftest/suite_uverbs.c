@@ -847,15 +847,21 @@ TEST_F(vctx, qp_counts_and_types)
 		if (!err)
 			su_cmd_destroy_qp(self->fd, resp.core.qp_handle);
 	}
-	/* Only RC exists. */
+	/* RC, UC and UD exist; raw packet QPs do not. */
 	EXPECT_EQ(-EOPNOTSUPP, su_cmd_create_qp(self->fd, pd->handle,
 						cq->handle, cq->handle, &ok,
-						IB_UVERBS_QPT_UC, 0, &resp));
-	EXPECT_EQ(-EOPNOTSUPP, su_cmd_create_qp(self->fd, pd->handle,
-						cq->handle, cq->handle, &ok,
-						IB_UVERBS_QPT_UD, 0, &resp));
+						IB_UVERBS_QPT_RAW_PACKET, 0,
+						&resp));
 	ASSERT_EQ(0, su_res_get(&now));
 	EXPECT_EQ(before.qp, now.qp);
+	for (i = IB_UVERBS_QPT_UC; i <= IB_UVERBS_QPT_UD; i++) {
+		ASSERT_EQ(0, su_cmd_create_qp(self->fd, pd->handle, cq->handle,
+					      cq->handle, &ok, i, 0, &resp))
+			TH_LOG("QP type %u", i);
+		ASSERT_EQ(0, su_res_get(&now));
+		EXPECT_EQ(before.qp + 1, now.qp);
+		EXPECT_EQ(0, su_cmd_destroy_qp(self->fd, resp.core.qp_handle));
+	}
 
 	/* The same call within the limits works. */
 	ASSERT_EQ(0, su_cmd_create_qp(self->fd, pd->handle, cq->handle,
