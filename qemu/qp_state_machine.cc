@@ -84,7 +84,9 @@ constexpr StateTable ud_table() {
         true, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY, 0};
     t[VRNIC_QPS_INIT][VRNIC_QPS_INIT] = {
         true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY};
-    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_QKEY};
+    // PATH_MTU: the driver's port MTU, the largest datagram the QP sends.
+    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {
+        true, 0, VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_QKEY | VRNIC_QP_ATTR_PATH_MTU};
     t[VRNIC_QPS_RTR][VRNIC_QPS_RTS] = {true, VRNIC_QP_ATTR_SQ_PSN, kRtsOpt};
     t[VRNIC_QPS_RTS][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
     t[VRNIC_QPS_RTS][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};

@@ -9,6 +9,11 @@ namespace vrnic {
 
 namespace {
 
+// The largest datagram: the path MTU the driver gave at RTR, else the port's.
+uint32_t ud_mtu_bytes(const DeviceState& d, const Qp& qp) {
+    return qp.attr.path_mtu ? 128u << qp.attr.path_mtu : d.params.active_mtu_bytes();
+}
+
 // The AH a UD WQE names: of the QP's PD, its source GID still valid.
 const Ah* wqe_ah(const DeviceState& d, const Qp& qp, uint32_t handle) {
     const Ah* ah = d.obj->ahs.find(handle);
@@ -49,7 +54,7 @@ Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
         complete_send(d, qp, h, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeBadRemoteQpn);
         return Outcome::consumed;
     }
-    if (msg.len > d.params.active_mtu_bytes()) {
+    if (msg.len > ud_mtu_bytes(d, qp)) {
         complete_send(d, qp, h, VRNIC_WC_LOC_LEN_ERR, 0, kVeMsgTooLong);
         return Outcome::consumed;
     }

@@ -365,6 +365,9 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
             m.attr_mask |= VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY;
             m.attr.port_num = 1;
             m.attr.qkey = p.qkey;
+        } else if (state == VRNIC_QPS_RTR) {
+            m.attr_mask |= VRNIC_QP_ATTR_PATH_MTU;
+            m.attr.path_mtu = p.mtu;
         } else if (state == VRNIC_QPS_RTS) {
             m.attr_mask |= VRNIC_QP_ATTR_SQ_PSN;
             m.attr.sq_psn = p.sq_psn;

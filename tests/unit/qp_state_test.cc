@@ -101,7 +101,7 @@ uint32_t check_type(QpType t, vrnic_qp_state from, vrnic_qp_state target, uint32
     return check_qp_transition(t, from, mask | S, to(target)).status;
 }
 
-TEST(QpStateTable, UdTakesQkeyAndNoPath) {
+TEST(QpStateTable, UdTakesQkeyAndTheMtuButNoPath) {
     constexpr uint32_t P = VRNIC_CMD_STATUS_BAD_PARAM, BAD = VRNIC_CMD_STATUS_BAD_STATE;
     constexpr QpType T = QpType::ud;
     constexpr uint32_t kUdInit = VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY;
@@ -115,8 +115,10 @@ TEST(QpStateTable, UdTakesQkeyAndNoPath) {
     EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_INIT, kUdInit));
     EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, 0));
     EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, Q | VRNIC_QP_ATTR_PKEY_INDEX));
+    // The driver's port MTU, not a path: the datagram limit.
+    EXPECT_EQ(0u, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, VRNIC_QP_ATTR_PATH_MTU));
     for (uint32_t path : {uint32_t(VRNIC_QP_ATTR_AV), uint32_t(VRNIC_QP_ATTR_DEST_QPN),
-                          uint32_t(VRNIC_QP_ATTR_PATH_MTU), uint32_t(VRNIC_QP_ATTR_RQ_PSN)})
+                          uint32_t(VRNIC_QP_ATTR_RQ_PSN)})
         EXPECT_EQ(P, check_type(T, VRNIC_QPS_INIT, VRNIC_QPS_RTR, path)) << path;
     EXPECT_EQ(P, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS, 0));
     EXPECT_EQ(0u, check_type(T, VRNIC_QPS_RTR, VRNIC_QPS_RTS, VRNIC_QP_ATTR_SQ_PSN | Q));

@@ -161,6 +161,22 @@ TEST_F(Ud, ExactlyTheMtuArrives) {
     EXPECT_EQ(VRNIC_GRH_SIZE + 4096u, drv.poll_cq(b_cq).at(0).byte_len);
 }
 
+// The driver passes its port MTU at RTR (the netdev's, below the device's).
+TEST_F(Ud, PathMtuFromRtrBoundsTheDatagram) {
+    QpOpts o;
+    o.qp_type = VRNIC_QPT_UD;
+    a = drv.create_qp(0, pd, a_cq, a_cq, o);
+    drv.activate(a, Path{.qp_type = VRNIC_QPT_UD, .qkey = kQkey, .mtu = VRNIC_MTU_1024});
+    MrInfo dst = buffer(8192);
+    drv.post_recv(b, 1, {sge(dst, 0, 8192)});
+    EXPECT_EQ(VRNIC_WC_SUCCESS, send(1024).at(0).status);
+    EXPECT_EQ(VRNIC_GRH_SIZE + 1024u, drv.poll_cq(b_cq).at(0).byte_len);
+    auto sc = send(1025);
+    ASSERT_EQ(1u, sc.size());
+    EXPECT_EQ(VRNIC_WC_LOC_LEN_ERR, sc[0].status);
+    EXPECT_EQ(kVeMsgTooLong, sc[0].vendor_err);
+}
+
 TEST_F(Ud, NoReceiveIsDroppedAndCounted) {
     auto sc = send(64);
     ASSERT_EQ(1u, sc.size());
