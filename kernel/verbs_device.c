@@ -109,16 +109,29 @@ static u8 vrnic_port_width(u8 width)
 	}
 }
 
+/* The device's active MTU, bounded by what the netdev's MTU carries. */
+enum ib_mtu vrnic_port_active_mtu(struct vrnic_dev *dev)
+{
+	u32 mtu = readl(&dev->regs->active_mtu);
+	enum ib_mtu ndev_mtu;
+
+	if (mtu < IB_MTU_256 || mtu > dev->caps.max_mtu)
+		mtu = dev->caps.max_mtu;
+	if (dev->netdev) {
+		ndev_mtu = iboe_get_mtu(READ_ONCE(dev->netdev->mtu));
+		mtu = min_t(u32, mtu, ndev_mtu ?: IB_MTU_256);
+	}
+	return mtu;
+}
+
 int vrnic_query_port(struct ib_device *ibdev, u32 port,
 		     struct ib_port_attr *attr)
 {
 	struct vrnic_dev *dev = to_vdev(ibdev);
 	struct vrnic_caps *c = &dev->caps;
-	u32 state, mtu;
-	enum ib_mtu ndev_mtu;
+	u32 state;
 
 	state = readl(&dev->regs->port_state);
-	mtu = readl(&dev->regs->active_mtu);
 	if (!vrnic_is_fatal(dev) && state == VRNIC_PORT_ACTIVE) {
 		attr->state = IB_PORT_ACTIVE;
 		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
@@ -127,13 +140,7 @@ int vrnic_query_port(struct ib_device *ibdev, u32 port,
 		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
 	}
 	attr->max_mtu = c->max_mtu;
-	if (mtu < IB_MTU_256 || mtu > c->max_mtu)
-		mtu = c->max_mtu;
-	if (dev->netdev) {
-		ndev_mtu = iboe_get_mtu(READ_ONCE(dev->netdev->mtu));
-		mtu = min_t(u32, mtu, ndev_mtu ?: IB_MTU_256);
-	}
-	attr->active_mtu = mtu;
+	attr->active_mtu = vrnic_port_active_mtu(dev);
 	attr->gid_tbl_len = c->gid_tbl_len;
 	attr->ip_gids = true;
 	attr->max_msg_sz = c->max_msg_sz;

@@ -497,13 +497,19 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		goto out;
 	}
 	req.qpn = cpu_to_le32(qp->qpn);
-	req.attr_mask = cpu_to_le32(attr_mask);
 	err = vrnic_fill_modify(attr, attr_mask, &req.attr);
 	if (err) {
 		ibdev_dbg(ibqp->device, "QP %u: attributes refused: %d\n",
 			  qp->qpn, err);
 		goto out;
 	}
+	/* A UD QP sends datagrams up to the port MTU the core reports. */
+	if (ibqp->qp_type == IB_QPT_UD && cur == IB_QPS_INIT &&
+	    new == IB_QPS_RTR) {
+		attr_mask |= IB_QP_PATH_MTU;
+		req.attr.path_mtu = vrnic_port_active_mtu(dev);
+	}
+	req.attr_mask = cpu_to_le32(attr_mask);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_QP, &req, sizeof(req),
 			     NULL, 0);
 	if (err)

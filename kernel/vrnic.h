@@ -509,6 +509,7 @@ extern const struct ib_device_ops vrnic_dev_ops;
 void vrnic_ib_dispatch(struct vrnic_dev *dev, enum ib_event_type type);
 int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata);
+enum ib_mtu vrnic_port_active_mtu(struct vrnic_dev *dev);
 int vrnic_query_port(struct ib_device *ibdev, u32 port,
 		     struct ib_port_attr *attr);
 int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
