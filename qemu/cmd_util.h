@@ -80,5 +80,7 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_query_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_set_eth(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_attach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_detach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 
 } // namespace vrnic
