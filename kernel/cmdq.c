@@ -56,6 +56,8 @@ static const char *vrnic_cmd_name(u16 opcode)
 		[VRNIC_CMD_CREATE_EQ] = "CREATE_EQ",
 		[VRNIC_CMD_DESTROY_EQ] = "DESTROY_EQ",
 		[VRNIC_CMD_SET_ETH] = "SET_ETH",
+		[VRNIC_CMD_ATTACH_MCAST] = "ATTACH_MCAST",
+		[VRNIC_CMD_DETACH_MCAST] = "DETACH_MCAST",
 	};
 
 	if (opcode < ARRAY_SIZE(names) && names[opcode])

@@ -313,6 +313,8 @@ static int vrnic_read_caps(struct vrnic_dev *dev)
 	c->gid_tbl_len = readl(&r->gid_tbl_len);
 	c->max_eqe = readl(&r->max_eqe);
 	c->eth_max_mtu = readl(&r->eth_max_mtu);
+	c->max_mcast_grp = readl(&r->max_mcast_grp);
+	c->max_mcast_qp_attach = readl(&r->max_mcast_qp_attach);
 	c->hw_rev = readl(&r->hw_rev);
 	c->max_mtu = readl(&r->max_mtu);
 

@@ -62,6 +62,10 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cqe = vrnic_clamp_int(c->max_cqe);
 	attr->max_mr = vrnic_clamp_int(c->max_mr);
 	attr->max_pd = vrnic_clamp_int(c->max_pd);
+	attr->max_mcast_grp = vrnic_clamp_int(c->max_mcast_grp);
+	attr->max_mcast_qp_attach = vrnic_clamp_int(c->max_mcast_qp_attach);
+	attr->max_total_mcast_qp_attach =
+		vrnic_clamp_int((u64)c->max_mcast_grp * c->max_mcast_qp_attach);
 	attr->max_qp_rd_atom = vrnic_clamp_int(c->max_qp_rd_atom);
 	attr->max_qp_init_rd_atom = vrnic_clamp_int(c->max_qp_init_rd_atom);
 	attr->max_res_rd_atom = vrnic_clamp_int((u64)c->max_qp_rd_atom *

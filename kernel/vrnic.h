@@ -86,6 +86,8 @@ struct vrnic_caps {
 	u32 gid_tbl_len;
 	u32 max_eqe;
 	u32 eth_max_mtu;
+	u32 max_mcast_grp;
+	u32 max_mcast_qp_attach;
 	u32 hw_rev;
 	u32 max_mtu;
 	/* from QUERY_PORT at probe */
@@ -539,6 +541,10 @@ int vrnic_av_from_ah(const struct rdma_ah_attr *ah, struct vrnic_av *av);
 int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    struct ib_udata *udata);
 int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* verbs_mcast.c */
+int vrnic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int vrnic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
 
 /* verbs_mr.c */
 struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);

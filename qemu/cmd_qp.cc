@@ -248,6 +248,7 @@ CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     if (!q)
         CMD_FAIL(st, "bad QP handle");
     qp_set_active(d, *q, false);
+    d.obj->mcast.detach_all(q->qpn);
     q->uctx->free_slot(q->db_slot);
     store_release(&d.bar2.slot(q->uctx->db_page, q->db_slot)->raw, uint64_t(0));
     q->uctx->refs--;

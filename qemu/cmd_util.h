@@ -83,5 +83,7 @@ CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_modify_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_destroy_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_set_eth(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_attach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_detach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 
 } // namespace vrnic

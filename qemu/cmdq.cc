@@ -51,9 +51,11 @@ const OpInfo* op_info(uint16_t opcode) {
         /* CREATE_EQ */ {cmd_create_eq, sizeof(vrnic_cmd_create_eq), "CREATE_EQ"},
         /* DESTROY_EQ */ {cmd_destroy_eq, sizeof(vrnic_cmd_handle), "DESTROY_EQ"},
         /* SET_ETH */ {cmd_set_eth, sizeof(vrnic_cmd_set_eth), "SET_ETH"},
+        /* ATTACH_MCAST */ {cmd_attach_mcast, sizeof(vrnic_cmd_mcast), "ATTACH_MCAST"},
+        /* DETACH_MCAST */ {cmd_detach_mcast, sizeof(vrnic_cmd_mcast), "DETACH_MCAST"},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_SET_ETH + 1);
-    if (opcode == 0 || opcode > VRNIC_CMD_SET_ETH)
+    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_DETACH_MCAST + 1);
+    if (opcode == 0 || opcode > VRNIC_CMD_DETACH_MCAST)
         return nullptr;
     return &table[opcode];
 }

@@ -13,8 +13,19 @@ bool gid_is_local(const DeviceState& d, const uint8_t (&gid)[16]) {
 }
 
 Qp* find_ud_destination(DeviceState& d, const uint8_t (&dgid)[16], uint32_t qpn) {
-    if (!gid_is_local(d, dgid))
+    if (!gid_is_local(d, dgid) || qpn == kMcastQpn)
         return nullptr;
+    return ud_receiver(d, qpn);
+}
+
+std::vector<uint32_t> find_mcast_destinations(const DeviceState& d, const uint8_t (&dgid)[16],
+                                              uint32_t qpn) {
+    if (qpn != kMcastQpn) // the receivers take only DQPN 0xFFFFFF to a group
+        return {};
+    return d.obj->mcast.members(dgid);
+}
+
+Qp* ud_receiver(DeviceState& d, uint32_t qpn) {
     Qp* r = d.obj->qps.find(qpn);
     if (!r || r->type != QpType::ud)
         return nullptr;

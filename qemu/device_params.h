@@ -36,6 +36,9 @@ struct DeviceParams {
     uint32_t atomic_cap = VRNIC_ATOMIC_HCA;
     uint32_t max_mtu = VRNIC_MTU_4096; // path MTU limit, enum vrnic_mtu
     uint32_t gid_tbl_len = 16;
+    // Multicast groups of UD QPs (10.23): groups, and QPs in one group.
+    uint32_t max_mcast_grp = 64;
+    uint32_t max_mcast_qp_attach = 8;
     uint32_t eth_max_mtu = 9000;
     // The work of one engine pass (device-interface.md 14.5): payload bytes
     // of all QPs together, and of one QP per visit.

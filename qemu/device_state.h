@@ -10,6 +10,7 @@
 #include "handle_table.h"
 #include "key_gen.h"
 #include "keyed_table.h"
+#include "mcast.h"
 #include "objects.h"
 #include "pass_budget.h"
 #include "shared_word.h"
@@ -38,6 +39,7 @@ struct Objects {
           mrs(p.max_mr, KeyedLayout::mr_keys(p.handle_quarantine), keygen), cqs(p.max_cq),
           qps(p.max_qp, KeyedLayout::qpns(p.handle_quarantine), keygen), srqs(p.max_srq),
           ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
+          mcast(p.max_mcast_grp, p.max_mcast_qp_attach),
           page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
         kernel_uctx.db_page = VRNIC_KERNEL_DB_PAGE;
@@ -56,6 +58,7 @@ struct Objects {
     HandleTable<Ah> ahs;
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;
+    McastTable mcast;
     std::vector<Uctx*> page_owner;    // doorbell page -> user context
     std::vector<uint32_t> live_pages; // pages with an owner: each sleep and wake-up writes them
     std::vector<Qp*> active_qps;      // QPs not in RESET: the engine polls these

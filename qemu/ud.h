@@ -11,7 +11,8 @@
 namespace vrnic {
 
 // Delivers the datagram `msg` of WQE `h` from `sender` through `ah` to QP
-// `dest_qpn` with `qkey` (the sender's choice already applied). Never fails
+// `dest_qpn`, or to every QP of the multicast group the AH's dgid names,
+// with `qkey` (the sender's choice already applied). Never fails
 // the sender: what the receiver cannot take is dropped (a counter in the
 // register page) or completes in error at the receiver.
 void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,

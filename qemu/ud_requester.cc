@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // The requester half of UD: the checks of a datagram's WQE at the sender
-// (device-interface.md 14.6), then the delivery.
+// (device-interface.md 14.6), then the delivery (to one QP or a group).
 #include "completion.h"
 #include "requester_steps.h"
 #include "ud.h"

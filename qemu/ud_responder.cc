@@ -4,6 +4,7 @@
 #include "completion.h"
 #include "destination.h"
 #include "grh.h"
+#include "mcast.h"
 #include "recv_source.h"
 #include "shared_word.h"
 #include "ud.h"
@@ -35,12 +36,11 @@ void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sende
     write_cqe_or_fail_qp(d, dst, *dst.recv_cq, c, h.flags & VRNIC_WQE_F_SOLICITED);
 }
 
-} // namespace
-
-void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
+// Delivers to one receiver; each receiver of a group takes or drops the
+// datagram on its own.
+void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const Ah& ah, uint32_t qkey,
                 const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
     vrnic_regs* r = d.regs();
-    Qp* dst = find_ud_destination(d, ah.av.dgid, dest_qpn);
     if (!dst)
         return count_in_reg(&r->ud_no_dest_drops);
     if (dst->attr.qkey != qkey)
@@ -74,6 +74,20 @@ void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qp
     src.consume();
     d.note_delivery(*dst);
     complete_ud_recv(d, *dst, w, sender, ah, h, len, net_type);
+}
+
+} // namespace
+
+void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
+                const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    if (!gid_is_mcast(ah.av.dgid))
+        return deliver_to(d, find_ud_destination(d, ah.av.dgid, dest_qpn), sender, ah, qkey, h,
+                          msg);
+    const std::vector<uint32_t> qpns = find_mcast_destinations(d, ah.av.dgid, dest_qpn);
+    if (qpns.empty())
+        return count_in_reg(&d.regs()->ud_no_dest_drops);
+    for (uint32_t qpn : qpns)
+        deliver_to(d, ud_receiver(d, qpn), sender, ah, qkey, h, msg);
 }
 
 } // namespace vrnic

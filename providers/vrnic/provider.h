@@ -164,6 +164,10 @@ inline Srq* to_srq(ibv_srq* s) noexcept {
 // The ops libibverbs calls (verbs.cc).
 const verbs_context_ops& context_ops() noexcept;
 
+// Multicast attach and detach (mcast.cc). Return 0 or an errno.
+int attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
+int detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
+
 // The driver's uverbs methods through a hand-built RDMA_VERBS_IOCTL
 // (spec 16.3). Return 0 or an errno.
 int method_kick(int cmd_fd) noexcept;

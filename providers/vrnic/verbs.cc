@@ -779,6 +779,8 @@ void free_context(ibv_context* ibctx) noexcept {
 constexpr verbs_context_ops make_context_ops() {
     verbs_context_ops o{};
     o.alloc_pd = alloc_pd;
+    o.attach_mcast = attach_mcast;
+    o.detach_mcast = detach_mcast; // out of order: next to its pair
     o.create_ah = create_ah;
     o.create_cq = create_cq;
     o.create_cq_ex = create_cq_ex;

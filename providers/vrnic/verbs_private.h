@@ -334,6 +334,8 @@ int ibv_cmd_destroy_srq(struct ibv_srq* srq);
 int ibv_cmd_create_ah(struct ibv_pd* pd, struct ibv_ah* ah, struct ibv_ah_attr* attr,
                       struct ib_uverbs_create_ah_resp* resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah* ah);
+int ibv_cmd_attach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp* qp, const union ibv_gid* gid, uint16_t lid);
 }
 
 // ---------------------------------------------------------------------------
@@ -391,6 +393,8 @@ static_assert(sizeof(struct verbs_cq) == 288);
 // 76 function pointers, in v44.0's (alphabetical) order.
 static_assert(sizeof(struct verbs_context_ops) == 76 * sizeof(void*));
 static_assert(offsetof(struct verbs_context_ops, alloc_pd) == 5 * 8);
+static_assert(offsetof(struct verbs_context_ops, attach_mcast) == 9 * 8);
+static_assert(offsetof(struct verbs_context_ops, detach_mcast) == 38 * 8);
 static_assert(offsetof(struct verbs_context_ops, create_cq) == 15 * 8);
 static_assert(offsetof(struct verbs_context_ops, create_qp_ex) == 20 * 8);
 static_assert(offsetof(struct verbs_context_ops, dereg_mr) == 28 * 8);

@@ -4,7 +4,8 @@
 // MRs with direct and two-level page lists, CQs and RESIZE_CQ with
 // completions outstanding, SRQs (their fields at and past the limits, the
 // limit armed, destroyed while QPs use them), QPs on their own RQ or on an
-// SRQ through the whole MODIFY_QP state machine, AHs, GIDs, EQs. Commands run one at a time or in
+// SRQ through the whole MODIFY_QP state machine, AHs, GIDs, EQs, multicast
+// attach and detach (datagrams to the groups). Commands run one at a time or in
 // batches that wrap the ring, a byte of the next command may be corrupted, the producer index may
 // jump out of range (FATAL), and the driver may reset and start over. After
 // every step the model's memory must be within its bound (fuzz_memory.h).
@@ -57,7 +58,7 @@ class CmdFuzz {
   private:
     void step(Input& in) {
         vrnic_cmd c{};
-        const uint32_t op = in.below(32);
+        const uint32_t op = in.below(33);
         switch (op) {
         case 0: // anything at all
             in.take(&c, sizeof(c));
@@ -192,6 +193,9 @@ class CmdFuzz {
                 store_release(&w_.regs()->cmdq_pi, w_.cmd_pi() + (1u << kCmdqLog) + 1 + in.u8());
             }
             return;
+        case 31:
+            mcast(c, in);
+            break;
         default: // the driver resets the device and starts over
             flush();
             w_.bring_up();
@@ -634,11 +638,39 @@ class CmdFuzz {
         memcpy(a.av.dgid, kGid, sizeof(kGid));
         if (m & 2) // a GID the device does not have
             a.av.dgid[in.below(16)] ^= in.u8();
+        if ((m & 0x0c) == 0x0c)
+            mcast_gid(a.av.dgid, in);
         a.av.sgid_index = uint8_t(m < 200 ? 0 : in.below(18));
         a.av.flow_label = m == 200 ? 1u << 20 : in.u16();
         a.av.sl = uint8_t(m == 201 ? 16 : m % 16);
         a.av.vlan_id = m == 202 ? 4096 : (m & 1 ? m : VRNIC_VLAN_NONE);
         a.reserved = m == 203;
+    }
+
+    // A multicast group (more IPv6 ones than max_mcast_grp, a few IPv4
+    // ones) or, rarely, a unicast GID.
+    static void mcast_gid(uint8_t (&gid)[16], Input& in) {
+        const uint8_t m = in.u8();
+        memset(gid, 0, 16);
+        if (m < 0x80) {
+            gid[0] = 0xff;
+            gid[1] = 0x0e;
+            gid[15] = m % 70;
+        } else if (m < 0xf0) {
+            gid[10] = gid[11] = 0xff;
+            gid[12] = 239;
+            gid[15] = m % 8;
+        } else {
+            memcpy(gid, kGid, sizeof(kGid));
+        }
+    }
+
+    void mcast(vrnic_cmd& c, Input& in) {
+        const uint8_t m = in.u8();
+        c.hdr.opcode = m & 1 ? VRNIC_CMD_DETACH_MCAST : VRNIC_CMD_ATTACH_MCAST;
+        c.mcast.qpn = pick(in, p_.qp);
+        mcast_gid(c.mcast.gid, in);
+        c.mcast.reserved = m == 0xff;
     }
 
     void set_gid(vrnic_cmd& c, Input& in) {
@@ -681,7 +713,7 @@ class CmdFuzz {
             h.flags = VRNIC_WQE_F_SIGNALED;
             if (!p_.ah.empty() && (m & 0x40)) { // a datagram, if it is a UD QP
                 h.ud.ah = pick(in, p_.ah);
-                h.ud.remote_qpn = m & 0x80 ? pick(in, p_.qp) : k & 1;
+                h.ud.remote_qpn = m & 0x80 ? pick(in, p_.qp) : k & 4 ? VRNIC_QPN_MASK : k & 1;
                 h.ud.remote_qkey = k & 2 ? VRNIC_QKEY_USE_QP : 0x1234;
             }
             const uint64_t at = ring_slot(q->sq, q->sq_log, 1u << q->sq_shift, q->sq_pi);
