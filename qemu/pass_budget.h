@@ -34,11 +34,12 @@ class PassBudget {
     // How many of `want` payload bytes the current QP may move now.
     uint64_t grant(uint64_t want) const { return std::min(want, qp_left_); }
 
-    // Charges one WQE step that moved `bytes` (at most its grant).
+    // Charges one WQE step that moved `bytes` (at most its grant; more
+    // only empties what is left, it never wraps).
     void charge(uint64_t bytes) {
         const uint64_t c = std::max(bytes, kWqeCost);
-        qp_left_ -= c;
-        pass_left_ -= c;
+        qp_left_ -= std::min(c, qp_left_);
+        pass_left_ -= std::min(c, pass_left_);
         used_ += c;
     }
 

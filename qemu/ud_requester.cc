@@ -58,6 +58,9 @@ Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
         complete_send(d, qp, h, VRNIC_WC_LOC_LEN_ERR, 0, kVeMsgTooLong);
         return Outcome::consumed;
     }
+    // A datagram is never split: it waits for a visit that can move it whole.
+    if (d.pass.grant(msg.len) < msg.len)
+        return Outcome::partial;
     const uint32_t qkey = (h.ud.remote_qkey & VRNIC_QKEY_USE_QP) ? qp.attr.qkey : h.ud.remote_qkey;
     ud_deliver(d, qp, *ah, h.ud.remote_qpn, qkey, h, msg);
     d.pass.charge(msg.len);

@@ -258,5 +258,50 @@ TEST_F(SlicedMessage, ResetRequestStopsBetweenSlices) {
     EXPECT_LE(written, kParams.qp_pass_bytes);
 }
 
+// A datagram is never split: one that does not fit what the visit has left
+// waits for the next visit, and the budget never goes below zero.
+TEST(UdPassBudget, DatagramThatDoesNotFitWaitsForTheNextVisit) {
+    DeviceParams p;
+    p.qp_pass_bytes = 6000;
+    FakeDriver drv(p, 16 * kMiB);
+    drv.bring_up();
+    const uint32_t pd = drv.create_pd(0);
+    CqInfo cq = drv.create_cq(0, 8);
+    QpOpts o;
+    o.qp_type = VRNIC_QPT_UD;
+    QpInfo a = drv.create_qp(0, pd, cq, cq, o), b = drv.create_qp(0, pd, cq, cq, o);
+    for (const QpInfo& q : {a, b})
+        drv.activate(q, Path{.qp_type = VRNIC_QPT_UD, .qkey = 7});
+    vrnic_av av{};
+    memcpy(av.dgid, kGid, sizeof(av.dgid));
+    av.vlan_id = VRNIC_VLAN_NONE;
+    const uint32_t ah = drv.create_ah(pd, av);
+    const uint64_t src = drv.alloc(4096), dst = drv.alloc(4 * 8192);
+    drv.fill(src, 4096, 0x3c);
+    MrInfo s = drv.reg_mr(pd, src, 4096, VRNIC_ACCESS_LOCAL_WRITE);
+    MrInfo d = drv.reg_mr(pd, dst, 4 * 8192, VRNIC_ACCESS_LOCAL_WRITE);
+    for (uint32_t i = 0; i < 4; i++)
+        drv.post_recv(b, i, {{d.iova + i * 8192, 8192, d.lkey}});
+    for (uint32_t i = 0; i < 4; i++)
+        drv.post_send(a, ud_send(ah, b.qpn, 7, {{s.iova, 4096, s.lkey}}));
+    unsigned passes = 0;
+    std::vector<vrnic_cqe> done;
+    while (done.size() < 8 && passes < 20) {
+        drv.dev().poll_once();
+        passes++;
+        EXPECT_LE(drv.dev().state().pass.used(), p.qp_pass_bytes) << "pass " << passes;
+        for (const vrnic_cqe& c : drv.poll_cq(cq))
+            done.push_back(c);
+    }
+    ASSERT_EQ(8u, done.size());
+    EXPECT_GE(passes, 4u);
+    for (const vrnic_cqe& c : done)
+        EXPECT_EQ(VRNIC_WC_SUCCESS, c.status);
+    for (uint32_t i = 0; i < 4; i++)
+        EXPECT_EQ(0, memcmp(drv.host(src, 4096), drv.host(dst + i * 8192 + VRNIC_GRH_SIZE, 4096),
+                            4096))
+            << "datagram " << i;
+}
+
 } // namespace
 } // namespace vrnic::test
