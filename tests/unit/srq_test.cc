@@ -2,7 +2,7 @@
 // commands and their checks, several RC QPs receiving from one SRQ, the
 // device-written consumer index, the limit event, QP_LAST_WQE_REACHED, RNR
 // waits on an empty SRQ and an invalid SRQ producer index.
-#include "fake_driver.h"
+#include "command_fixture.h"
 
 #include "requester.h"
 #include "shared_word.h"
@@ -12,14 +12,6 @@
 
 namespace vrnic::test {
 namespace {
-
-constexpr uint32_t OK = VRNIC_CMD_STATUS_OK;
-constexpr uint32_t BAD_PARAM = VRNIC_CMD_STATUS_BAD_PARAM;
-constexpr uint32_t BAD_HANDLE = VRNIC_CMD_STATUS_BAD_HANDLE;
-constexpr uint32_t BAD_ADDR = VRNIC_CMD_STATUS_BAD_ADDR;
-constexpr uint32_t BUSY = VRNIC_CMD_STATUS_BUSY;
-constexpr uint32_t NO_RESOURCE = VRNIC_CMD_STATUS_NO_RESOURCE;
-constexpr uint32_t UNSUPPORTED = VRNIC_CMD_STATUS_UNSUPPORTED;
 
 DeviceParams small_srq_params() {
     DeviceParams p;
@@ -35,22 +27,14 @@ uint32_t count_events(const std::vector<vrnic_eqe>& ev, uint8_t type, uint32_t o
         ev.begin(), ev.end(), [&](const vrnic_eqe& e) { return e.type == type && e.obj == obj; }));
 }
 
-class SrqTest : public ::testing::Test {
+class SrqTest : public CommandTest {
   protected:
     void SetUp() override {
-        drv.bring_up();
+        CommandTest::SetUp();
         pd = drv.create_pd(0);
         cq = drv.create_cq(0, 8);
     }
-    uint32_t destroy(uint16_t op, uint32_t h) {
-        vrnic_cmd_handle c{h, 0};
-        return drv.cmd(op, &c, sizeof(c));
-    }
-    uint32_t num_srq() {
-        vrnic_cmd r;
-        EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_QUERY_DEVICE, nullptr, 0, &r));
-        return r.query_device_resp.num_srq;
-    }
+    uint32_t num_srq() { return counts().num_srq; }
     // A valid CREATE_SRQ of the kernel context: 16 WQEs of 64 bytes.
     vrnic_cmd_create_srq srq_req() {
         vrnic_cmd_create_srq c{};
@@ -106,7 +90,6 @@ class SrqTest : public ::testing::Test {
         return drv.modify_qp(q, VRNIC_QP_ATTR_STATE, a);
     }
 
-    FakeDriver drv;
     uint32_t pd = 0;
     CqInfo cq;
 };
