@@ -98,19 +98,31 @@ static int kt_wait(struct kt_wr *w, const char *what, enum ib_wc_opcode op,
 	return 0;
 }
 
-static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
-			u32 len)
+/* One SGE of c->buf[@buf] + @off, in the PD's local DMA lkey. */
+static struct ib_sge kt_sge(struct kt_ctx *c, int buf, u32 off, u32 len)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[qp] + off,
+	return (struct ib_sge){
+		.addr = c->dma[buf] + off,
 		.length = len,
 		.lkey = c->pd->local_dma_lkey,
 	};
-	struct ib_recv_wr wr = {
+}
+
+/* A receive WR of one SGE that completes on @w. */
+static struct ib_recv_wr kt_recv_wr(struct kt_wr *w, struct ib_sge *sge)
+{
+	return (struct ib_recv_wr){
 		.wr_cqe = &w->cqe,
-		.sg_list = &sge,
+		.sg_list = sge,
 		.num_sge = 1,
 	};
+}
+
+static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
+			u32 len)
+{
+	struct ib_sge sge = kt_sge(c, qp, off, len);
+	struct ib_recv_wr wr = kt_recv_wr(w, &sge);
 
 	kt_wr_init(w);
 	return ib_post_recv(c->qp[qp], &wr, NULL);
@@ -119,11 +131,7 @@ static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
 static int kt_post_send(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
 			u32 len, enum ib_wr_opcode op, int flags, __be32 imm)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[qp] + off,
-		.length = len,
-		.lkey = c->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = kt_sge(c, qp, off, len);
 	struct ib_send_wr wr = {
 		.wr_cqe = &w->cqe,
 		.sg_list = &sge,
@@ -510,11 +518,7 @@ static int kt_ud_send(struct kt_ctx *c, struct kt_wr *w, struct ib_ah *ah,
 		      u32 off, u32 len, u32 qkey, enum ib_wr_opcode op,
 		      const struct ib_send_wr **bad)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[0] + off,
-		.length = len,
-		.lkey = c->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = kt_sge(c, 0, off, len);
 	struct ib_ud_wr wr = {
 		.wr = {
 			.wr_cqe = &w->cqe,
@@ -742,16 +746,8 @@ static int kt_srq_create(struct kt_ctx *c)
 static int kt_post_srq(struct kt_ctx *c, struct kt_wr *w, u32 off, u32 len,
 		       const struct ib_recv_wr **bad)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[1] + off,
-		.length = len,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &w->cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_sge sge = kt_sge(c, 1, off, len);
+	struct ib_recv_wr wr = kt_recv_wr(w, &sge);
 	int err;
 
 	kt_wr_init(w);
@@ -795,16 +791,8 @@ static int kt_srq(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	const struct ib_recv_wr *rbad;
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr qattr;
-	struct ib_sge sge = {
-		.addr = c->dma[1],
-		.length = 64,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr rwr = {
-		.wr_cqe = &rq.cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_sge sge = kt_sge(c, 1, 0, 64);
+	struct ib_recv_wr rwr = kt_recv_wr(&rq, &sge);
 	int i, err;
 
 	err = kt_srq_pair(c, gid);
