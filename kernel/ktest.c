@@ -343,6 +343,19 @@ static int kt_traffic(struct kt_ctx *c)
 	return err;
 }
 
+/* A RoCE address vector on port 1 to @gid, one of this device's own. */
+static int kt_roce_av(struct rdma_ah_attr *attr, const struct ib_gid_attr *gid,
+		      u32 flow_label, u8 hop_limit, u8 tclass)
+{
+	union ib_gid dgid = gid->gid;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(attr, 1);
+	rdma_ah_set_grh(attr, &dgid, flow_label, gid->index, hop_limit, tclass);
+	return rdma_read_gid_l2_fields(gid, NULL, attr->roce.dmac);
+}
+
 /*
  * Kernel AHs on the device: one destroyed sleepable, one as from atomic
  * context (the destroy command then runs from the driver's workqueue, which
@@ -350,19 +363,14 @@ static int kt_traffic(struct kt_ctx *c)
  */
 static int kt_ah(struct kt_ctx *c, const struct ib_gid_attr *gid)
 {
-	struct rdma_ah_attr attr = {};
 	union ib_gid dgid = gid->gid;
+	struct rdma_ah_attr attr;
 	struct ib_ah *ah[2];
-	u8 mac[ETH_ALEN];
 	int i, err;
 
-	err = rdma_read_gid_l2_fields(gid, NULL, mac);
+	err = kt_roce_av(&attr, gid, 0, 64, 0);
 	if (err)
 		return err;
-	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&attr, 1);
-	rdma_ah_set_grh(&attr, &dgid, 0, gid->index, 64, 0);
-	memcpy(attr.roce.dmac, mac, ETH_ALEN);
 	for (i = 0; i < 2; i++) {
 		ah[i] = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 		if (IS_ERR(ah[i])) {
@@ -608,20 +616,14 @@ static int kt_ud_gid(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	struct kt_wr *s = &c->wr[0], *r = &c->wr[1];
 	u8 *a = c->buf[0], *b = c->buf[1];
 	const struct ib_send_wr *bad;
-	struct rdma_ah_attr attr = {};
-	union ib_gid dgid = gid->gid;
-	u8 mac[ETH_ALEN];
+	struct rdma_ah_attr attr;
+	const u8 *mac = attr.roce.dmac;
 	struct ib_ah *ah;
 	int i, err;
 
-	err = rdma_read_gid_l2_fields(gid, NULL, mac);
+	err = kt_roce_av(&attr, gid, KT_FLOW_LABEL, KT_HOP_LIMIT, KT_TCLASS);
 	if (err)
 		return err;
-	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&attr, 1);
-	rdma_ah_set_grh(&attr, &dgid, KT_FLOW_LABEL, gid->index, KT_HOP_LIMIT,
-			KT_TCLASS);
-	memcpy(attr.roce.dmac, mac, ETH_ALEN);
 	ah = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(ah)) {
 		pr_err("vrnic_ktest: UD AH: %ld\n", PTR_ERR(ah));
