@@ -98,19 +98,31 @@ static int kt_wait(struct kt_wr *w, const char *what, enum ib_wc_opcode op,
 	return 0;
 }
 
-static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
-			u32 len)
+/* One SGE of c->buf[@buf] + @off, in the PD's local DMA lkey. */
+static struct ib_sge kt_sge(struct kt_ctx *c, int buf, u32 off, u32 len)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[qp] + off,
+	return (struct ib_sge){
+		.addr = c->dma[buf] + off,
 		.length = len,
 		.lkey = c->pd->local_dma_lkey,
 	};
-	struct ib_recv_wr wr = {
+}
+
+/* A receive WR of one SGE that completes on @w. */
+static struct ib_recv_wr kt_recv_wr(struct kt_wr *w, struct ib_sge *sge)
+{
+	return (struct ib_recv_wr){
 		.wr_cqe = &w->cqe,
-		.sg_list = &sge,
+		.sg_list = sge,
 		.num_sge = 1,
 	};
+}
+
+static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
+			u32 len)
+{
+	struct ib_sge sge = kt_sge(c, qp, off, len);
+	struct ib_recv_wr wr = kt_recv_wr(w, &sge);
 
 	kt_wr_init(w);
 	return ib_post_recv(c->qp[qp], &wr, NULL);
@@ -119,11 +131,7 @@ static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
 static int kt_post_send(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
 			u32 len, enum ib_wr_opcode op, int flags, __be32 imm)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[qp] + off,
-		.length = len,
-		.lkey = c->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = kt_sge(c, qp, off, len);
 	struct ib_send_wr wr = {
 		.wr_cqe = &w->cqe,
 		.sg_list = &sge,
@@ -335,6 +343,19 @@ static int kt_traffic(struct kt_ctx *c)
 	return err;
 }
 
+/* A RoCE address vector on port 1 to @gid, one of this device's own. */
+static int kt_roce_av(struct rdma_ah_attr *attr, const struct ib_gid_attr *gid,
+		      u32 flow_label, u8 hop_limit, u8 tclass)
+{
+	union ib_gid dgid = gid->gid;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(attr, 1);
+	rdma_ah_set_grh(attr, &dgid, flow_label, gid->index, hop_limit, tclass);
+	return rdma_read_gid_l2_fields(gid, NULL, attr->roce.dmac);
+}
+
 /*
  * Kernel AHs on the device: one destroyed sleepable, one as from atomic
  * context (the destroy command then runs from the driver's workqueue, which
@@ -342,19 +363,14 @@ static int kt_traffic(struct kt_ctx *c)
  */
 static int kt_ah(struct kt_ctx *c, const struct ib_gid_attr *gid)
 {
-	struct rdma_ah_attr attr = {};
 	union ib_gid dgid = gid->gid;
+	struct rdma_ah_attr attr;
 	struct ib_ah *ah[2];
-	u8 mac[ETH_ALEN];
 	int i, err;
 
-	err = rdma_read_gid_l2_fields(gid, NULL, mac);
+	err = kt_roce_av(&attr, gid, 0, 64, 0);
 	if (err)
 		return err;
-	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&attr, 1);
-	rdma_ah_set_grh(&attr, &dgid, 0, gid->index, 64, 0);
-	memcpy(attr.roce.dmac, mac, ETH_ALEN);
 	for (i = 0; i < 2; i++) {
 		ah[i] = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 		if (IS_ERR(ah[i])) {
@@ -510,11 +526,7 @@ static int kt_ud_send(struct kt_ctx *c, struct kt_wr *w, struct ib_ah *ah,
 		      u32 off, u32 len, u32 qkey, enum ib_wr_opcode op,
 		      const struct ib_send_wr **bad)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[0] + off,
-		.length = len,
-		.lkey = c->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = kt_sge(c, 0, off, len);
 	struct ib_ud_wr wr = {
 		.wr = {
 			.wr_cqe = &w->cqe,
@@ -604,20 +616,14 @@ static int kt_ud_gid(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	struct kt_wr *s = &c->wr[0], *r = &c->wr[1];
 	u8 *a = c->buf[0], *b = c->buf[1];
 	const struct ib_send_wr *bad;
-	struct rdma_ah_attr attr = {};
-	union ib_gid dgid = gid->gid;
-	u8 mac[ETH_ALEN];
+	struct rdma_ah_attr attr;
+	const u8 *mac = attr.roce.dmac;
 	struct ib_ah *ah;
 	int i, err;
 
-	err = rdma_read_gid_l2_fields(gid, NULL, mac);
+	err = kt_roce_av(&attr, gid, KT_FLOW_LABEL, KT_HOP_LIMIT, KT_TCLASS);
 	if (err)
 		return err;
-	attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&attr, 1);
-	rdma_ah_set_grh(&attr, &dgid, KT_FLOW_LABEL, gid->index, KT_HOP_LIMIT,
-			KT_TCLASS);
-	memcpy(attr.roce.dmac, mac, ETH_ALEN);
 	ah = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 	if (IS_ERR(ah)) {
 		pr_err("vrnic_ktest: UD AH: %ld\n", PTR_ERR(ah));
@@ -742,16 +748,8 @@ static int kt_srq_create(struct kt_ctx *c)
 static int kt_post_srq(struct kt_ctx *c, struct kt_wr *w, u32 off, u32 len,
 		       const struct ib_recv_wr **bad)
 {
-	struct ib_sge sge = {
-		.addr = c->dma[1] + off,
-		.length = len,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr wr = {
-		.wr_cqe = &w->cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_sge sge = kt_sge(c, 1, off, len);
+	struct ib_recv_wr wr = kt_recv_wr(w, &sge);
 	int err;
 
 	kt_wr_init(w);
@@ -795,16 +793,8 @@ static int kt_srq(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	const struct ib_recv_wr *rbad;
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr qattr;
-	struct ib_sge sge = {
-		.addr = c->dma[1],
-		.length = 64,
-		.lkey = c->pd->local_dma_lkey,
-	};
-	struct ib_recv_wr rwr = {
-		.wr_cqe = &rq.cqe,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
+	struct ib_sge sge = kt_sge(c, 1, 0, 64);
+	struct ib_recv_wr rwr = kt_recv_wr(&rq, &sge);
 	int i, err;
 
 	err = kt_srq_pair(c, gid);

@@ -56,25 +56,6 @@ static int run_ktest(struct __test_metadata *_metadata, const char *params)
 	return err;
 }
 
-/* A counter of `rdma statistic` for port 1, or -1. */
-static long long rdma_stat(const char *name)
-{
-	char cmd[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "rdma statistic show link " SU_DEV "/1 | tr ' ' '\\n' | grep -A1 -x %s | tail -n1",
-		 name);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	pclose(f);
-	return v;
-}
-
 /* The RoCE v2 GIDs of port 1 (each carries one UD exchange). */
 static int roce_v2_gids(void)
 {
@@ -106,7 +87,7 @@ TEST(kernel_ulp_send_recv_drain)
  */
 TEST(kernel_ud_datagrams)
 {
-	long long drops;
+	long drops;
 	int i, gids, err;
 
 	ASSERT_EQ(0, su_sh("ip link set dev " NETDEV " up && ip addr add " UD_IP "/24 dev " NETDEV));
@@ -116,22 +97,22 @@ TEST(kernel_ud_datagrams)
 		su_sleep_ms(100);
 	}
 	gids = roce_v2_gids();
-	drops = rdma_stat("ud_qkey_drops");
+	drops = su_counter("ud_qkey_drops");
 	err = run_ktest(_metadata, "test=ud");
 	su_sh("ip addr del " UD_IP "/24 dev " NETDEV);
 	ASSERT_EQ(0, err);
 	ASSERT_LE(2, gids);
 	ASSERT_LE(0, drops);
-	EXPECT_EQ(drops + gids, rdma_stat("ud_qkey_drops"));
+	EXPECT_EQ(drops + gids, su_counter("ud_qkey_drops"));
 }
 
 /* The device's drop counters are in rdma statistic. */
 TEST(device_drop_counters_shown)
 {
-	EXPECT_LE(0, rdma_stat("ud_qkey_drops"));
-	EXPECT_LE(0, rdma_stat("ud_no_recv_drops"));
-	EXPECT_LE(0, rdma_stat("ud_no_dest_drops"));
-	EXPECT_LE(0, rdma_stat("uc_drops"));
+	EXPECT_LE(0, su_counter("ud_qkey_drops"));
+	EXPECT_LE(0, su_counter("ud_no_recv_drops"));
+	EXPECT_LE(0, su_counter("ud_no_dest_drops"));
+	EXPECT_LE(0, su_counter("uc_drops"));
 }
 
 /*

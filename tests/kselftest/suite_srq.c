@@ -48,6 +48,19 @@ static int add_qps(struct su_pair *p, struct ibv_srq *srq,
 	return su_connect(p, *s, *r);
 }
 
+/* Destroys the @n pairs add_qps() made, then @srq; the SRQ's status. */
+static int drop_qps_and_srq(struct ibv_srq *srq, struct ibv_qp **s,
+			    struct ibv_qp **r, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ibv_destroy_qp(s[i]);
+		ibv_destroy_qp(r[i]);
+	}
+	return ibv_destroy_srq(srq);
+}
+
 static uint32_t msg_len(unsigned int seed)
 {
 	return 1 + (seed * 2654435761u) % 4000;
@@ -167,12 +180,9 @@ TEST_F(srq, shared_by_three_qps)
 		acked++;
 	}
 	EXPECT_EQ(NQP * PER_QP, acked);
-	for (i = 0; i < NQP; i++) {
+	for (i = 0; i < NQP; i++)
 		EXPECT_EQ(PER_QP, got[i]);
-		ibv_destroy_qp(s[i]);
-		ibv_destroy_qp(r[i]);
-	}
-	EXPECT_EQ(0, ibv_destroy_srq(srq));
+	EXPECT_EQ(0, drop_qps_and_srq(srq, s, r, NQP));
 }
 
 TEST_F(srq, full_until_the_device_consumes)
@@ -200,9 +210,7 @@ TEST_F(srq, full_until_the_device_consumes)
 	EXPECT_EQ(ENOMEM, post_slot(p, srq, n + 1));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ibv_destroy_qp(s);
-	ibv_destroy_qp(r);
-	EXPECT_EQ(0, ibv_destroy_srq(srq));
+	EXPECT_EQ(0, drop_qps_and_srq(srq, &s, &r, 1));
 }
 
 TEST_F(srq, limit_event)
@@ -249,9 +257,7 @@ TEST_F(srq, limit_event)
 				   NULL, 300));
 	for (i = 0; i < 6; i++)
 		ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
-	ibv_destroy_qp(s);
-	ibv_destroy_qp(r);
-	EXPECT_EQ(0, ibv_destroy_srq(srq));
+	EXPECT_EQ(0, drop_qps_and_srq(srq, &s, &r, 1));
 }
 
 TEST_F(srq, last_wqe_reached_leaves_the_srq_alone)
@@ -284,11 +290,7 @@ TEST_F(srq, last_wqe_reached_leaves_the_srq_alone)
 		ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 		EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	}
-	for (i = 0; i < 2; i++) {
-		ibv_destroy_qp(s[i]);
-		ibv_destroy_qp(r[i]);
-	}
-	EXPECT_EQ(0, ibv_destroy_srq(srq));
+	EXPECT_EQ(0, drop_qps_and_srq(srq, s, r, 2));
 }
 
 TEST_F(srq, empty_srq_rnr_then_post)
@@ -311,9 +313,7 @@ TEST_F(srq, empty_srq_rnr_then_post)
 	EXPECT_EQ(-1, su_check(p->env.buf + RX + 9 * SLOT, msg_len(3), 3));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	ibv_destroy_qp(s);
-	ibv_destroy_qp(r);
-	EXPECT_EQ(0, ibv_destroy_srq(srq));
+	EXPECT_EQ(0, drop_qps_and_srq(srq, &s, &r, 1));
 }
 
 TEST_F(srq, other_pd_refused_and_busy_while_used)

@@ -126,6 +126,36 @@ static int send_ud(struct su_pair *p, uint64_t wr_id, uint32_t len,
 			  IBV_SEND_SIGNALED, ah, qpn, qkey, 0);
 }
 
+/*
+ * Send as send_ud() to qp[1] through the pair's AH: the sender completes
+ * with SUCCESS, as UD does where the datagram is dropped too.
+ */
+static void send_completes(struct __test_metadata *_metadata,
+			   struct su_pair *p, uint64_t wr_id, uint32_t len,
+			   unsigned int seed, uint32_t qkey)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, send_ud(p, wr_id, len, seed, qkey, p->ah,
+			     p->qp[1]->qp_num));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+}
+
+/* A datagram with QKEY to qp[1] lands after the GRH area of @rx. */
+static void datagram_arrives(struct __test_metadata *_metadata,
+			     struct su_pair *p, const uint8_t *rx,
+			     uint64_t wr_id, uint32_t len, unsigned int seed)
+{
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, send_ud(p, wr_id, len, seed, QKEY, p->ah,
+			     p->qp[1]->qp_num));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	EXPECT_EQ(-1, su_check(rx + VRNIC_GRH_SIZE, len, seed));
+}
+
 TEST_F(ud, grh_src_qp_byte_len_and_bytes)
 {
 	struct su_pair *p = &self->p;
@@ -190,19 +220,14 @@ TEST_F(ud, qkey_mismatch_is_dropped)
 
 	ASSERT_LE(0, before) TH_LOG("no ud_qkey_drops in rdma statistic");
 	ASSERT_EQ(0, post_rx(p, 1, RX_LEN));
-	ASSERT_EQ(0, send_ud(p, 2, 100, 1, QKEY + 1, p->ah, p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	send_completes(_metadata, p, 2, 100, 1, QKEY + 1);
 	EXPECT_EQ(0, su_poll(p->cq[1], &wc, 200));
 	EXPECT_EQ(before + 1, counter_after("ud_qkey_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
 
 	/* The high bit: the sender QP's own qkey, which matches. */
-	ASSERT_EQ(0, send_ud(p, 3, 100, 2, 0x80000000u, p->ah,
-			     p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	send_completes(_metadata, p, 3, 100, 2, 0x80000000u);
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(1, wc.wr_id);
@@ -217,9 +242,7 @@ TEST_F(ud, no_receive_is_dropped)
 	long before = su_counter("ud_no_recv_drops");
 
 	ASSERT_LE(0, before) TH_LOG("no ud_no_recv_drops in rdma statistic");
-	ASSERT_EQ(0, send_ud(p, 1, 300, 1, QKEY, p->ah, p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	send_completes(_metadata, p, 1, 300, 1, QKEY);
 	EXPECT_EQ(before + 1, counter_after("ud_no_recv_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
@@ -227,10 +250,7 @@ TEST_F(ud, no_receive_is_dropped)
 	/* A receive posted later gets the next datagram, not the lost one. */
 	ASSERT_EQ(0, post_rx(p, 5, RX_LEN));
 	EXPECT_EQ(0, su_poll(p->cq[1], &wc, 200));
-	ASSERT_EQ(0, send_ud(p, 2, 300, 9, QKEY, p->ah, p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
-	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(self->rx + VRNIC_GRH_SIZE, 300, 9));
+	datagram_arrives(_metadata, p, self->rx, 2, 300, 9);
 }
 
 TEST_F(ud, no_ready_destination_is_dropped)
@@ -263,9 +283,7 @@ TEST_F(ud, longer_than_mtu_is_loc_len_err)
 	ASSERT_LT(0, mtu);
 	ASSERT_GE(RX_LEN - VRNIC_GRH_SIZE, mtu);
 	ASSERT_EQ(0, post_rx(p, 1, RX_LEN));
-	ASSERT_EQ(0, send_ud(p, 2, mtu, 3, QKEY, p->ah, p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	send_completes(_metadata, p, 2, mtu, 3, QKEY);
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(VRNIC_GRH_SIZE + mtu, wc.byte_len);
@@ -288,9 +306,7 @@ TEST_F(ud, receive_shorter_than_grh_and_payload)
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, post_rx(p, 1, VRNIC_GRH_SIZE + 99));
-	ASSERT_EQ(0, send_ud(p, 2, 100, 1, QKEY, p->ah, p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+	send_completes(_metadata, p, 2, 100, 1, QKEY);
 	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(IBV_WC_LOC_LEN_ERR, wc.status)
@@ -333,10 +349,7 @@ TEST_F(ud, rdma_and_atomics_are_refused_at_post)
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 
 	ASSERT_EQ(0, post_rx(p, 1, RX_LEN));
-	ASSERT_EQ(0, send_ud(p, 2, 64, 7, QKEY, p->ah, p->qp[1]->qp_num));
-	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(self->rx + VRNIC_GRH_SIZE, 64, 7));
+	datagram_arrives(_metadata, p, self->rx, 2, 64, 7);
 }
 
 TEST_F(ud, ah_of_another_pd)

@@ -1,32 +1,13 @@
 // Command validation (device-interface.md sections 9, 10): every field the
 // driver writes is checked, handles and contexts are enforced, and a failed
 // command has no effect.
-#include "fake_driver.h"
+#include "command_fixture.h"
 
 namespace vrnic::test {
 namespace {
 
-constexpr uint32_t OK = VRNIC_CMD_STATUS_OK;
-constexpr uint32_t BAD_OPCODE = VRNIC_CMD_STATUS_BAD_OPCODE;
-constexpr uint32_t BAD_PARAM = VRNIC_CMD_STATUS_BAD_PARAM;
-constexpr uint32_t NO_RESOURCE = VRNIC_CMD_STATUS_NO_RESOURCE;
-constexpr uint32_t BAD_HANDLE = VRNIC_CMD_STATUS_BAD_HANDLE;
-constexpr uint32_t BUSY = VRNIC_CMD_STATUS_BUSY;
-constexpr uint32_t UNSUPPORTED = VRNIC_CMD_STATUS_UNSUPPORTED;
-constexpr uint32_t BAD_ADDR = VRNIC_CMD_STATUS_BAD_ADDR;
-
-class Commands : public ::testing::Test {
+class Commands : public CommandTest {
   protected:
-    void SetUp() override { drv.bring_up(); }
-    uint32_t destroy(uint16_t op, uint32_t h) {
-        vrnic_cmd_handle c{h, 0};
-        return drv.cmd(op, &c, sizeof(c));
-    }
-    vrnic_cmd_query_device_resp counts() {
-        vrnic_cmd r;
-        EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_QUERY_DEVICE, nullptr, 0, &r));
-        return r.query_device_resp;
-    }
     vrnic_cmd_reg_mr mr_req(uint32_t pd, uint64_t gpa, uint64_t len) {
         vrnic_cmd_reg_mr m{};
         m.pd = pd;
@@ -43,7 +24,6 @@ class Commands : public ::testing::Test {
         }
         return m;
     }
-    FakeDriver drv;
 };
 
 TEST_F(Commands, UnknownOpcodeFlagsAndTrailingBytes) {

@@ -32,9 +32,6 @@ class RcError : public RcPair {
         EXPECT_EQ(1u, c.size());
         return c.empty() ? vrnic_cqe{} : c[0];
     }
-    vrnic_qp_state state(const QpInfo& q) {
-        return static_cast<vrnic_qp_state>(drv.query_qp(q).qp_state);
-    }
     std::vector<uint8_t> events_for(uint32_t qpn) {
         std::vector<uint8_t> t;
         for (auto& e : drv.take_async_events())

@@ -2,23 +2,16 @@
 // commands and their checks, several RC QPs receiving from one SRQ, the
 // device-written consumer index, the limit event, QP_LAST_WQE_REACHED, RNR
 // waits on an empty SRQ and an invalid SRQ producer index.
-#include "fake_driver.h"
+#include "command_fixture.h"
 
 #include "requester.h"
 #include "shared_word.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace vrnic::test {
 namespace {
-
-constexpr uint32_t OK = VRNIC_CMD_STATUS_OK;
-constexpr uint32_t BAD_PARAM = VRNIC_CMD_STATUS_BAD_PARAM;
-constexpr uint32_t BAD_HANDLE = VRNIC_CMD_STATUS_BAD_HANDLE;
-constexpr uint32_t BAD_ADDR = VRNIC_CMD_STATUS_BAD_ADDR;
-constexpr uint32_t BUSY = VRNIC_CMD_STATUS_BUSY;
-constexpr uint32_t NO_RESOURCE = VRNIC_CMD_STATUS_NO_RESOURCE;
-constexpr uint32_t UNSUPPORTED = VRNIC_CMD_STATUS_UNSUPPORTED;
 
 DeviceParams small_srq_params() {
     DeviceParams p;
@@ -34,22 +27,14 @@ uint32_t count_events(const std::vector<vrnic_eqe>& ev, uint8_t type, uint32_t o
         ev.begin(), ev.end(), [&](const vrnic_eqe& e) { return e.type == type && e.obj == obj; }));
 }
 
-class SrqTest : public ::testing::Test {
+class SrqTest : public CommandTest {
   protected:
     void SetUp() override {
-        drv.bring_up();
+        CommandTest::SetUp();
         pd = drv.create_pd(0);
         cq = drv.create_cq(0, 8);
     }
-    uint32_t destroy(uint16_t op, uint32_t h) {
-        vrnic_cmd_handle c{h, 0};
-        return drv.cmd(op, &c, sizeof(c));
-    }
-    uint32_t num_srq() {
-        vrnic_cmd r;
-        EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_QUERY_DEVICE, nullptr, 0, &r));
-        return r.query_device_resp.num_srq;
-    }
+    uint32_t num_srq() { return counts().num_srq; }
     // A valid CREATE_SRQ of the kernel context: 16 WQEs of 64 bytes.
     vrnic_cmd_create_srq srq_req() {
         vrnic_cmd_create_srq c{};
@@ -105,7 +90,6 @@ class SrqTest : public ::testing::Test {
         return drv.modify_qp(q, VRNIC_QP_ATTR_STATE, a);
     }
 
-    FakeDriver drv;
     uint32_t pd = 0;
     CqInfo cq;
 };
@@ -571,32 +555,56 @@ TEST_F(SrqShared, InvalidProducerIndexFailsTheFetchingQpOnly) {
     EXPECT_EQ(1u, drv.srq_ci(srq));
 }
 
+// 64 KiB messages, which move in slices, to receivers that take from one SRQ.
+class SrqSlices : public ::testing::Test {
+  protected:
+    static constexpr uint32_t kBig = 64 * 1024;
+    void SetUp() override {
+        drv.bring_up();
+        pd = drv.create_pd(0);
+        scq = drv.create_cq(0, 6);
+        rcq = drv.create_cq(0, 6);
+        srq = drv.create_srq(0, pd, 4, 6, 3);
+        on_srq.srqn = srq.srqn;
+        sg = drv.alloc(kBig);
+        dg = drv.alloc(2 * kBig);
+        smr = drv.reg_mr(pd, sg, kBig, VRNIC_ACCESS_LOCAL_WRITE);
+        dmr = drv.reg_mr(pd, dg, 2 * kBig, VRNIC_ACCESS_ALL);
+    }
+    // A connected sender and a receiver on the SRQ.
+    std::pair<QpInfo, QpInfo> pair() {
+        QpInfo a = drv.create_qp(0, pd, scq, scq), b = drv.create_qp(0, pd, rcq, rcq, on_srq);
+        drv.connect_pair(a, b);
+        return {a, b};
+    }
+    // Posts SRQ WQEs 10 and 11 (the two halves of dg), then lets the first
+    // slice of a kBig SEND from sg on a take WQE 0.
+    void start_big_send(QpInfo& a) {
+        drv.post_srq_recv(srq, 10, {{dmr.iova, kBig, dmr.lkey}});
+        drv.post_srq_recv(srq, 11, {{dmr.iova + kBig, kBig, dmr.lkey}});
+        SendWr big;
+        big.wr_id = 1;
+        big.sge = {{smr.iova, kBig, smr.lkey}};
+        drv.post_send(a, big);
+        drv.poll();
+    }
+
+    FakeDriver drv{small_srq_params()};
+    uint32_t pd = 0;
+    CqInfo scq, rcq;
+    SrqInfo srq;
+    QpOpts on_srq;
+    uint64_t sg = 0, dg = 0;
+    MrInfo smr, dmr;
+};
+
 // A message moved in slices keeps its SRQ WQE: another QP that receives in
 // between takes the next one.
-TEST(SrqSlices, HeldWqeIsNotTakenByAnotherQp) {
-    FakeDriver drv(small_srq_params());
-    drv.bring_up();
-    const uint32_t pd = drv.create_pd(0);
-    CqInfo scq = drv.create_cq(0, 6), rcq = drv.create_cq(0, 6);
-    SrqInfo srq = drv.create_srq(0, pd, 4, 6, 3);
-    QpOpts o;
-    o.srqn = srq.srqn;
-    QpInfo a0 = drv.create_qp(0, pd, scq, scq), a1 = drv.create_qp(0, pd, scq, scq);
-    QpInfo b0 = drv.create_qp(0, pd, rcq, rcq, o), b1 = drv.create_qp(0, pd, rcq, rcq, o);
-    drv.connect_pair(a0, b0);
-    drv.connect_pair(a1, b1);
-    constexpr uint32_t kBig = 64 * 1024;
-    const uint64_t sg = drv.alloc(kBig), dg = drv.alloc(2 * kBig);
+TEST_F(SrqSlices, HeldWqeIsNotTakenByAnotherQp) {
+    auto [a0, b0] = pair();
+    auto [a1, b1] = pair();
     drv.fill(sg, kBig, 0x21);
-    MrInfo smr = drv.reg_mr(pd, sg, kBig, VRNIC_ACCESS_LOCAL_WRITE);
-    MrInfo dmr = drv.reg_mr(pd, dg, 2 * kBig, VRNIC_ACCESS_ALL);
-    drv.post_srq_recv(srq, 10, {{dmr.iova, kBig, dmr.lkey}});
-    drv.post_srq_recv(srq, 11, {{dmr.iova + kBig, kBig, dmr.lkey}});
-    SendWr big;
-    big.wr_id = 1;
-    big.sge = {{smr.iova, kBig, smr.lkey}};
-    drv.post_send(a0, big);
-    drv.poll(); // the first slice takes WQE 0
+    start_big_send(a0); // the first slice takes WQE 0
     EXPECT_EQ(1u, drv.srq_ci(srq));
     SendWr small;
     small.wr_id = 2;
@@ -619,28 +627,10 @@ TEST(SrqSlices, HeldWqeIsNotTakenByAnotherQp) {
 
 // The requester fails while its message holds the responder's SRQ WQE: the
 // responder keeps the WQE and its next message lands in it.
-TEST(SrqSlices, AbortedMessageLeavesItsWqeToTheNext) {
-    FakeDriver drv(small_srq_params());
-    drv.bring_up();
-    const uint32_t pd = drv.create_pd(0);
-    CqInfo scq = drv.create_cq(0, 6), rcq = drv.create_cq(0, 6);
-    SrqInfo srq = drv.create_srq(0, pd, 4, 6, 3);
-    QpOpts o;
-    o.srqn = srq.srqn;
-    QpInfo a = drv.create_qp(0, pd, scq, scq), b = drv.create_qp(0, pd, rcq, rcq, o);
-    drv.connect_pair(a, b);
-    constexpr uint32_t kBig = 64 * 1024;
-    const uint64_t sg = drv.alloc(kBig), dg = drv.alloc(2 * kBig);
+TEST_F(SrqSlices, AbortedMessageLeavesItsWqeToTheNext) {
+    auto [a, b] = pair();
     drv.fill(sg, kBig, 0x44);
-    MrInfo smr = drv.reg_mr(pd, sg, kBig, VRNIC_ACCESS_LOCAL_WRITE);
-    MrInfo dmr = drv.reg_mr(pd, dg, 2 * kBig, VRNIC_ACCESS_ALL);
-    drv.post_srq_recv(srq, 10, {{dmr.iova, kBig, dmr.lkey}});
-    drv.post_srq_recv(srq, 11, {{dmr.iova + kBig, kBig, dmr.lkey}});
-    SendWr big;
-    big.wr_id = 1;
-    big.sge = {{smr.iova, kBig, smr.lkey}};
-    drv.post_send(a, big);
-    drv.poll();
+    start_big_send(a);
     EXPECT_EQ(1u, drv.srq_ci(srq));
     vrnic_qp_attr st{};
     st.qp_state = VRNIC_QPS_RESET; // the message is abandoned
@@ -663,27 +653,9 @@ TEST(SrqSlices, AbortedMessageLeavesItsWqeToTheNext) {
 
 // The responder goes to ERR while a message holds its SRQ WQE: the WQE is
 // flushed on that QP, then QP_LAST_WQE_REACHED.
-TEST(SrqSlices, ErrFlushesTheHeldWqeFirst) {
-    FakeDriver drv(small_srq_params());
-    drv.bring_up();
-    const uint32_t pd = drv.create_pd(0);
-    CqInfo scq = drv.create_cq(0, 6), rcq = drv.create_cq(0, 6);
-    SrqInfo srq = drv.create_srq(0, pd, 4, 6, 3);
-    QpOpts o;
-    o.srqn = srq.srqn;
-    QpInfo a = drv.create_qp(0, pd, scq, scq), b = drv.create_qp(0, pd, rcq, rcq, o);
-    drv.connect_pair(a, b);
-    constexpr uint32_t kBig = 64 * 1024;
-    const uint64_t sg = drv.alloc(kBig), dg = drv.alloc(kBig);
-    MrInfo smr = drv.reg_mr(pd, sg, kBig, VRNIC_ACCESS_LOCAL_WRITE);
-    MrInfo dmr = drv.reg_mr(pd, dg, kBig, VRNIC_ACCESS_ALL);
-    drv.post_srq_recv(srq, 10, {{dmr.iova, kBig, dmr.lkey}});
-    drv.post_srq_recv(srq, 11, {{dmr.iova, kBig, dmr.lkey}});
-    SendWr big;
-    big.wr_id = 1;
-    big.sge = {{smr.iova, kBig, smr.lkey}};
-    drv.post_send(a, big);
-    drv.poll();
+TEST_F(SrqSlices, ErrFlushesTheHeldWqeFirst) {
+    auto [a, b] = pair();
+    start_big_send(a);
     drv.take_async_events();
     vrnic_qp_attr err{};
     err.qp_state = VRNIC_QPS_ERR;

@@ -3,7 +3,7 @@
 // responder cannot take is dropped and counted, the sender completes with
 // SUCCESS, neither QP changes state, nothing waits or retries.
 #include "completion.h"
-#include "fake_driver.h"
+#include "qp_pair_fixture.h"
 #include "shared_word.h"
 
 #include <arpa/inet.h>
@@ -13,13 +13,10 @@ namespace {
 
 constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE;
 
-class Uc : public ::testing::Test {
+class Uc : public QpPairBase {
   protected:
     void SetUp() override {
-        drv.bring_up();
-        pd = drv.create_pd(0);
-        a_cq = drv.create_cq(0, 8);
-        b_cq = drv.create_cq(0, 8);
+        bring_up_with_cqs();
         QpOpts o;
         o.qp_type = VRNIC_QPT_UC;
         a = drv.create_qp(0, pd, a_cq, a_cq, o);
@@ -28,34 +25,11 @@ class Uc : public ::testing::Test {
         drv.activate(b, Path{.qp_type = VRNIC_QPT_UC, .dest_qpn = a.qpn});
         drv.take_async_events();
     }
-    MrInfo buffer(uint64_t len, uint32_t access, uint8_t seed = 0, uint64_t* gpa = nullptr) {
-        uint64_t g = drv.alloc(len);
-        if (seed)
-            drv.fill(g, len, seed);
-        if (gpa)
-            *gpa = g;
-        return drv.reg_mr(pd, g, len, access);
-    }
-    static vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
-        return vrnic_sge{m.iova + off, len, m.lkey};
-    }
-    vrnic_qp_state state(const QpInfo& q) {
-        return static_cast<vrnic_qp_state>(drv.query_qp(q).qp_state);
-    }
     uint32_t drops() { return load_acquire(&drv.regs()->uc_drops); }
-    std::vector<vrnic_cqe> step(CqInfo& cq) {
-        drv.run();
-        return drv.poll_cq(cq);
-    }
     void expect_both_rts() {
         EXPECT_EQ(VRNIC_QPS_RTS, state(a));
         EXPECT_EQ(VRNIC_QPS_RTS, state(b));
     }
-
-    FakeDriver drv;
-    uint32_t pd = 0;
-    CqInfo a_cq, b_cq;
-    QpInfo a, b;
 };
 
 TEST_F(Uc, SendLandsInPostedReceive) {

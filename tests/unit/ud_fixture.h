@@ -3,22 +3,19 @@
 #pragma once
 
 #include "completion.h"
-#include "fake_driver.h"
+#include "qp_pair_fixture.h"
 #include "shared_word.h"
 
 #include <cstring>
 
 namespace vrnic::test {
 
-class UdPair : public ::testing::Test {
+class UdPair : public QpPairBase {
   protected:
     static constexpr uint32_t kQkey = 0x11220033;
 
     void SetUp() override {
-        drv.bring_up();
-        pd = drv.create_pd(0);
-        a_cq = drv.create_cq(0, 8);
-        b_cq = drv.create_cq(0, 8);
+        bring_up_with_cqs();
         a = make_qp(0, pd, a_cq);
         b = make_qp(0, pd, b_cq);
         ah = drv.create_ah(pd, av_to(kGid, 0));
@@ -43,19 +40,9 @@ class UdPair : public ::testing::Test {
         av.vlan_id = VRNIC_VLAN_NONE;
         return av;
     }
+    // UD buffers are local: a buffer of `len` bytes filled with `seed`.
     MrInfo buffer(uint64_t len, uint8_t seed = 0, uint64_t* gpa = nullptr) {
-        uint64_t g = drv.alloc(len);
-        if (seed)
-            drv.fill(g, len, seed);
-        if (gpa)
-            *gpa = g;
-        return drv.reg_mr(pd, g, len, VRNIC_ACCESS_LOCAL_WRITE);
-    }
-    static vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
-        return vrnic_sge{m.iova + off, len, m.lkey};
-    }
-    vrnic_qp_state state(const QpInfo& q) {
-        return static_cast<vrnic_qp_state>(drv.query_qp(q).qp_state);
+        return QpPairBase::buffer(len, VRNIC_ACCESS_LOCAL_WRITE, seed, gpa);
     }
     // Sends len bytes of pattern `seed` from a to b with `qkey` and runs the
     // device; returns a's completions.
@@ -67,10 +54,7 @@ class UdPair : public ::testing::Test {
     }
     uint32_t counter(uint32_t vrnic_regs::*reg) { return load_acquire(&(drv.regs()->*reg)); }
 
-    FakeDriver drv;
-    uint32_t pd = 0, ah = 0;
-    CqInfo a_cq, b_cq;
-    QpInfo a, b;
+    uint32_t ah = 0;
 };
 
 } // namespace vrnic::test

@@ -139,6 +139,20 @@ int su_to_init(struct su_pair *p, struct ibv_qp *qp)
 	return ibv_modify_qp(qp, &a, mask);
 }
 
+/* The address of the device's own GID on port 1: every peer is local. */
+static struct ibv_ah_attr su_self_av(const struct su_pair *p)
+{
+	return (struct ibv_ah_attr){
+		.is_global = 1,
+		.grh = {
+			.dgid = p->env.gid,
+			.sgid_index = p->env.gid_index,
+			.hop_limit = SU_HOP_LIMIT,
+		},
+		.port_num = 1,
+	};
+}
+
 int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 	      uint32_t dest)
 {
@@ -149,15 +163,7 @@ int su_to_rtr(struct su_pair *p, struct ibv_qp *qp,
 		.rq_psn = p->o.rq_psn,
 		.max_dest_rd_atomic = p->o.no_rd_atomic ? 0 : 16,
 		.min_rnr_timer = p->o.min_rnr_timer,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = {
-				.dgid = p->env.gid,
-				.sgid_index = p->env.gid_index,
-				.hop_limit = SU_HOP_LIMIT,
-			},
-			.port_num = 1,
-		},
+		.ah_attr = su_self_av(p),
 	};
 	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
@@ -191,15 +197,7 @@ int su_to_rts(struct su_pair *p, struct ibv_qp *qp)
 
 struct ibv_ah *su_create_ah(struct su_pair *p, struct ibv_pd *pd)
 {
-	struct ibv_ah_attr a = {
-		.is_global = 1,
-		.grh = {
-			.dgid = p->env.gid,
-			.sgid_index = p->env.gid_index,
-			.hop_limit = SU_HOP_LIMIT,
-		},
-		.port_num = 1,
-	};
+	struct ibv_ah_attr a = su_self_av(p);
 
 	return ibv_create_ah(pd, &a);
 }
