@@ -115,7 +115,7 @@ struct Srq {
     ibv_srq srq;
     Mapping ring;
     RecvQueue rq;
-    SpinLock lock;
+    QueueLock lock;
     uint32_t* pi_word = nullptr;
     Doorbell* db = nullptr;
 };

@@ -619,8 +619,8 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
             // completion; CQEs it wrote before are skipped (spec 15).
             // Lock order: send queue, receive queue, CQs (an ibv_wr_*
             // session may poll a CQ while it holds the send lock).
-            std::lock_guard<SpinLock> sq(qp->rings.sq_lock);
-            std::lock_guard<SpinLock> rq(qp->rings.rq_lock);
+            std::lock_guard<QueueLock> sq(qp->rings.sq_lock);
+            std::lock_guard<QueueLock> rq(qp->rings.rq_lock);
             CqPairLock locks(qp->send_cq, qp->recv_cq);
             err = forget_qp_cqes(qp);
             qp->rings.sq.discard_outstanding();
@@ -640,7 +640,7 @@ int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_a
 
 int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     QpRings& r = to_qp(ibqp)->rings;
-    std::lock_guard<SpinLock> guard(r.sq_lock);
+    std::lock_guard<QueueLock> guard(r.sq_lock);
     if (r.db->fatal()) {
         *bad_wr = wr;
         return EIO;
@@ -659,9 +659,9 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
 
 // One receive path for a QP's own RQ and an SRQ: posts wake a sleeping
 // device only while it says a sender waits for a receive (RQ_WAKEUP).
-int post_recv_list(RecvQueue& rq, SpinLock& lock, Doorbell& db, uint32_t* pi_word, ibv_recv_wr* wr,
+int post_recv_list(RecvQueue& rq, QueueLock& lock, Doorbell& db, uint32_t* pi_word, ibv_recv_wr* wr,
                    ibv_recv_wr** bad_wr) noexcept {
-    std::lock_guard<SpinLock> guard(lock);
+    std::lock_guard<QueueLock> guard(lock);
     if (db.fatal()) {
         *bad_wr = wr;
         return EIO;
