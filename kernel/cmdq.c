@@ -58,6 +58,7 @@ static const char *vrnic_cmd_name(u16 opcode)
 		[VRNIC_CMD_SET_ETH] = "SET_ETH",
 		[VRNIC_CMD_ATTACH_MCAST] = "ATTACH_MCAST",
 		[VRNIC_CMD_DETACH_MCAST] = "DETACH_MCAST",
+		[VRNIC_CMD_QUERY_CLOCK] = "QUERY_CLOCK",
 	};
 
 	if (opcode < ARRAY_SIZE(names) && names[opcode])

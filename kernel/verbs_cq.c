@@ -103,7 +103,9 @@ int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	dma_addr_t ring_dma;
 	int log_depth, err;
 
-	if (attr->flags) {
+	/* 1.3 devices stamp every CQE: a timestamping CQ is any CQ. */
+	if ((attr->flags & ~IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION) ||
+	    (attr->flags && dev->caps.version_minor < 3)) {
 		ibdev_dbg(ibcq->device, "CQ flags %#x unsupported\n",
 			  attr->flags);
 		return -EOPNOTSUPP;

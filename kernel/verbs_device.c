@@ -79,6 +79,11 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	}
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
+	/* 1.3 devices stamp every CQE with a nanosecond clock (in kHz). */
+	if (c->version_minor >= 3) {
+		attr->hca_core_clock = 1000000;
+		attr->timestamp_mask = ~0ULL;
+	}
 	return 0;
 }
 

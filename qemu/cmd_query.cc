@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// QUERY_DEVICE and QUERY_PORT (sections 10.2, 10.3).
+// QUERY_DEVICE, QUERY_PORT and QUERY_CLOCK (sections 10.2, 10.3).
 #include "cmd_util.h"
 
 namespace vrnic {
@@ -33,6 +33,11 @@ CmdResult cmd_query_port(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     r.active_speed = 32; // IB_SPEED_EDR
     r.active_width = 2;  // IB_WIDTH_4X
     r.max_msg_sz = d.params.max_msg_sz;
+    return cmd_ok();
+}
+
+CmdResult cmd_query_clock(DeviceState& d, const vrnic_cmd&, vrnic_cmd& out) {
+    out.query_clock_resp.now_ns = d.wall();
     return cmd_ok();
 }
 

@@ -61,6 +61,7 @@ const char* bad_av(const DeviceState& d, const vrnic_av& av);
 // Per-area handlers, dispatched from execute_command().
 CmdResult cmd_query_device(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_query_port(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_query_clock(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_alloc_uctx(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_dealloc_uctx(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_create_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);

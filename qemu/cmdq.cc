@@ -53,9 +53,10 @@ const OpInfo* op_info(uint16_t opcode) {
         /* SET_ETH */ {cmd_set_eth, sizeof(vrnic_cmd_set_eth), "SET_ETH"},
         /* ATTACH_MCAST */ {cmd_attach_mcast, sizeof(vrnic_cmd_mcast), "ATTACH_MCAST"},
         /* DETACH_MCAST */ {cmd_detach_mcast, sizeof(vrnic_cmd_mcast), "DETACH_MCAST"},
+        /* QUERY_CLOCK */ {cmd_query_clock, 0, "QUERY_CLOCK"},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_DETACH_MCAST + 1);
-    if (opcode == 0 || opcode > VRNIC_CMD_DETACH_MCAST)
+    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_QUERY_CLOCK + 1);
+    if (opcode == 0 || opcode > VRNIC_CMD_QUERY_CLOCK)
         return nullptr;
     return &table[opcode];
 }

@@ -17,6 +17,12 @@ uint64_t monotonic_ns() {
     return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
+uint64_t realtime_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
 Device::Device(const GuestMemory& mem, uint8_t* bar2, const DeviceParams& p, IrqFn irq, Clock clock)
     : d_(mem, bar2, p, std::move(clock)), irq_(std::move(irq)) {
     d_.bar2.power_on(p);

@@ -26,6 +26,9 @@ namespace vrnic {
 // Monotonic nanoseconds; injectable so tests control RNR timers.
 using Clock = std::function<uint64_t()>;
 uint64_t monotonic_ns();
+// CLOCK_REALTIME nanoseconds: the device clock that stamps CQEs and that
+// QUERY_CLOCK reads (section 12.1), so a guest can take it as a wall clock.
+uint64_t realtime_ns();
 
 struct GidEntry {
     bool valid = false;
@@ -84,6 +87,7 @@ struct DeviceState {
     Bar2 bar2;
     DeviceParams params;
     Clock now;
+    Clock wall = realtime_ns; // the device clock; tests may replace it
 
     bool driver_ok = false;
     bool fatal = false;

@@ -72,10 +72,13 @@ bool post_cqe(DeviceState& d, Cq& cq, const vrnic_cqe& cqe, bool triggers_solici
         reinterpret_cast<uint8_t*>(ring_entry<vrnic_cqe>(d.mem, cq.ring, cq.log_depth, cq.pi));
     if (!dst)
         return false;
+    // Every CQE is stamped here, the one place CQEs are written.
+    vrnic_cqe stamped = cqe;
+    stamped.timestamp = d.wall();
     // Everything but the owner byte, then the owner byte with release.
     constexpr size_t owner_off = offsetof(vrnic_cqe, owner);
-    memcpy(dst, &cqe, owner_off);
-    memcpy(dst + owner_off + 1, reinterpret_cast<const uint8_t*>(&cqe) + owner_off + 1,
+    memcpy(dst, &stamped, owner_off);
+    memcpy(dst + owner_off + 1, reinterpret_cast<const uint8_t*>(&stamped) + owner_off + 1,
            VRNIC_CQE_SIZE - owner_off - 1);
     store_release(dst + owner_off, VRNIC_PHASE(cq.pi, cq.log_depth));
     cq.pi++;

@@ -60,6 +60,21 @@ int method_query_layout(int cmd_fd, vrnic_layout* out) noexcept {
     return ioctl(cmd_fd, RDMA_VERBS_IOCTL, buf.hdr()) ? errno : 0;
 }
 
+int method_query_clock(int cmd_fd, uint64_t* now_ns) noexcept {
+    IoctlBuf<1> buf{};
+    vrnic_clock clock{};
+    init_hdr(*buf.hdr(), VRNIC_METHOD_QUERY_CLOCK, 1);
+    ib_uverbs_attr* a = buf.attr(0);
+    a->attr_id = VRNIC_ATTR_QUERY_CLOCK_RESP;
+    a->len = sizeof(clock);
+    a->flags = UVERBS_ATTR_F_MANDATORY;
+    a->data = reinterpret_cast<uintptr_t>(&clock);
+    if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, buf.hdr()))
+        return errno;
+    *now_ns = clock.now_ns;
+    return 0;
+}
+
 namespace {
 
 // Wakes the device with one uncached store to the mapped doorbell register:

@@ -6,6 +6,7 @@
 #ifndef VRNIC_PROVIDER_PROVIDER_H
 #define VRNIC_PROVIDER_PROVIDER_H
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <new>
@@ -99,9 +100,67 @@ struct Context {
 };
 static_assert(std::is_standard_layout_v<Context>);
 
+// A thread domain: a promise that one thread at a time uses the objects
+// made on a parent domain that names it (td.cc).
+struct Td {
+    ibv_td td;
+    std::atomic<int> users{0}; // parent domains naming it
+};
+
+// A protection domain, or a parent domain (ibv_alloc_parent_domain) that
+// stands for the PD `protection` with an optional thread domain and
+// allocator. A parent domain has the PD's kernel handle (td.cc).
 struct Pd {
     ibv_pd pd;
+    Pd* protection = nullptr; // set only in a parent domain
+    Td* td = nullptr;
+    void* pd_context = nullptr;
+    void* (*alloc)(ibv_pd*, void*, size_t, size_t, uint64_t) = nullptr;
+    void (*free)(ibv_pd*, void*, void*, uint64_t) = nullptr;
+    std::atomic<int> users{0}; // parent domains on a PD; QPs, CQs on a parent domain
+
+    bool is_parent() const noexcept { return protection != nullptr; }
 };
+inline Pd* to_pd(ibv_pd* p) noexcept {
+    return reinterpret_cast<Pd*>(p);
+}
+
+// resource_type of the provider's allocations through a parent domain's
+// allocator (the driver id in the high word, as rdma-core's providers do).
+constexpr uint64_t kResTypeQp = (uint64_t{VRNIC_RDMA_DRIVER_ID} << 32) | 1;
+constexpr uint64_t kResTypeCq = (uint64_t{VRNIC_RDMA_DRIVER_ID} << 32) | 2;
+
+// Memory for a provider object, from the parent domain's allocator when it
+// has one that does not answer IBV_ALLOCATOR_USE_DEFAULT, else the heap;
+// `custom` tells domain_free() which. domain may be null or a plain PD.
+void* domain_alloc(Pd* domain, size_t size, size_t align, uint64_t type, bool& custom) noexcept;
+void domain_free(Pd* domain, void* p, uint64_t type, bool custom) noexcept;
+
+// An object made by make_object() remembers where its memory came from.
+struct DomainMemory {
+    Pd* domain = nullptr; // a parent domain, or null
+    bool custom = false;
+};
+template <class T> T* make_object(Pd* domain, uint64_t type) {
+    if (domain && !domain->is_parent())
+        domain = nullptr;
+    bool custom = false;
+    void* mem = domain_alloc(domain, sizeof(T), alignof(T), type, custom);
+    if (!mem)
+        throw std::bad_alloc();
+    T* obj = new (mem) T();
+    obj->mem = DomainMemory{domain, custom};
+    if (domain)
+        domain->users.fetch_add(1, std::memory_order_relaxed);
+    return obj;
+}
+template <class T> void destroy_object(T* obj, uint64_t type) noexcept {
+    const DomainMemory m = obj->mem;
+    obj->~T();
+    domain_free(m.domain, obj, type, m.custom);
+    if (m.domain)
+        m.domain->users.fetch_sub(1, std::memory_order_relaxed);
+}
 
 struct Mr {
     verbs_mr vmr;
@@ -115,7 +174,7 @@ struct Srq {
     ibv_srq srq;
     Mapping ring;
     RecvQueue rq;
-    SpinLock lock;
+    QueueLock lock;
     uint32_t* pi_word = nullptr;
     Doorbell* db = nullptr;
 };
@@ -124,6 +183,7 @@ struct Cq {
     verbs_cq vcq;
     Mapping ring;
     CqPoller poller;
+    DomainMemory mem;
 };
 
 struct Qp {
@@ -134,6 +194,7 @@ struct Qp {
     Mapping rq_map; // unmapped for a QP without its own RQ
     QpRings rings;
     WrBuilder wr;
+    DomainMemory mem;
 };
 
 inline Context* to_ctx(ibv_context* c) noexcept {
@@ -168,10 +229,31 @@ const verbs_context_ops& context_ops() noexcept;
 int attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
 int detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
 
+// Extended QPs (qp_ex.cc): the ibv_wr_* functions. Each opcode and
+// wr_set_ud_addr is refused (by wr_complete) on a QP type that lacks it.
+void set_qp_ex_ops(ibv_qp_ex* q) noexcept;
+
+// Extended CQs (cq_ex.cc): the wc_flags create_cq_ex takes (others are
+// EOPNOTSUPP), the ibv_cq_ex readers, and the device clock for
+// ibv_query_rt_values_ex.
+constexpr uint64_t kCqExWcFlags = uint64_t{IBV_WC_STANDARD_FLAGS} |
+                                  uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP} |
+                                  uint64_t{IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK};
+void set_cq_ex_ops(ibv_cq_ex* c) noexcept;
+int query_rt_values(ibv_context* context, ibv_values_ex* values) noexcept;
+
+// Thread and parent domains (td.cc).
+ibv_td* alloc_td(ibv_context* context, ibv_td_init_attr* attr) noexcept;
+int dealloc_td(ibv_td* td) noexcept;
+ibv_pd* alloc_parent_domain(ibv_context* context, ibv_parent_domain_init_attr* attr) noexcept;
+// Frees a parent domain (ibv_dealloc_pd on one); EBUSY while used.
+int dealloc_parent_domain(Pd* pd) noexcept;
+
 // The driver's uverbs methods through a hand-built RDMA_VERBS_IOCTL
 // (spec 16.3). Return 0 or an errno.
 int method_kick(int cmd_fd) noexcept;
 int method_query_layout(int cmd_fd, vrnic_layout* out) noexcept;
+int method_query_clock(int cmd_fd, uint64_t* now_ns) noexcept;
 
 } // namespace vrnic::prov
 

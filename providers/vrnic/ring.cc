@@ -218,6 +218,7 @@ int RecvQueue::post(const ibv_recv_wr& wr) noexcept {
 // ---------------------------------------------------------------------------
 
 void WrBuilder::open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be32 imm) noexcept {
+    check_ud();
     cur_ = nullptr;
     if (err_)
         return;
@@ -232,10 +233,12 @@ void WrBuilder::open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be
         return;
     }
     cur_ = h;
+    needs_ud_ = sq_->limits().ud;
     sq_->advance();
 }
 
 int WrBuilder::complete(Doorbell& db, uint32_t* pi_word) noexcept {
+    check_ud();
     int err = err_;
     if (err)
         sq_->rewind(start_pi_);
@@ -249,6 +252,7 @@ void WrBuilder::abort() noexcept {
     sq_->rewind(start_pi_);
     cur_ = nullptr;
     err_ = 0;
+    needs_ud_ = false;
 }
 
 // ---------------------------------------------------------------------------
@@ -321,10 +325,15 @@ unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept {
     return f;
 }
 
+// A status the device does not define reads as a general error.
+ibv_wc_status cqe_status(const vrnic_cqe& cqe) noexcept {
+    return cqe.status <= VRNIC_WC_GENERAL_ERR ? static_cast<ibv_wc_status>(cqe.status)
+                                              : IBV_WC_GENERAL_ERR;
+}
+
 void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept {
     wc->wr_id = cqe.wr_id;
-    wc->status = cqe.status <= VRNIC_WC_GENERAL_ERR ? static_cast<ibv_wc_status>(cqe.status)
-                                                    : IBV_WC_GENERAL_ERR;
+    wc->status = cqe_status(cqe);
     wc->opcode = static_cast<ibv_wc_opcode>(cqe.opcode);
     wc->vendor_err = cqe.vendor_err;
     wc->byte_len = cqe.byte_len;

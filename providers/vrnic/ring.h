@@ -39,6 +39,28 @@ class SpinLock {
     std::atomic<bool> locked_{false};
 };
 
+// The lock of a queue (send, receive, CQ poll). A queue whose user
+// promised to serialize its calls itself (a QP on a parent domain with a
+// thread domain, a single-threaded CQ) runs without it.
+class QueueLock {
+  public:
+    void set_single_threaded() noexcept { single_threaded_ = true; }
+    bool single_threaded() const noexcept { return single_threaded_; }
+    void lock() noexcept {
+        if (!single_threaded_)
+            lock_.lock();
+    }
+    bool try_lock() noexcept { return single_threaded_ || lock_.try_lock(); }
+    void unlock() noexcept {
+        if (!single_threaded_)
+            lock_.unlock();
+    }
+
+  private:
+    SpinLock lock_;
+    bool single_threaded_ = false;
+};
+
 // ---------------------------------------------------------------------------
 // The context's doorbell page (spec 7, 8).
 // ---------------------------------------------------------------------------
@@ -266,8 +288,8 @@ struct QpRings {
     uint32_t qpn = 0;
     SendQueue sq;
     std::optional<RecvQueue> rq;
-    SpinLock sq_lock;
-    SpinLock rq_lock;
+    QueueLock sq_lock;
+    QueueLock rq_lock;
     uint32_t* sq_pi_word = nullptr;
     uint32_t* rq_pi_word = nullptr;
     Doorbell* db = nullptr;
@@ -291,6 +313,7 @@ class WrBuilder {
         start_pi_ = sq.pi();
         err_ = 0;
         cur_ = nullptr;
+        needs_ud_ = false;
     }
     // Opens a WQE at the next slot; a full queue fails the session (ENOMEM),
     // an opcode the QP's type does not take fails it with EINVAL.
@@ -303,11 +326,14 @@ class WrBuilder {
         if (cur_)
             SendQueue::set_atomic(cur_, remote_addr, rkey, compare_add, swap);
     }
+    // Only a UD QP's WQEs carry a destination, and each of them must.
     void ud(const ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
-        if (!cur_ || !ah)
+        if (!cur_ || !ah || !sq_->limits().ud) {
             fail(EINVAL);
-        else
-            SendQueue::set_ud(cur_, to_ah(ah)->handle, remote_qpn, remote_qkey);
+            return;
+        }
+        SendQueue::set_ud(cur_, to_ah(ah)->handle, remote_qpn, remote_qkey);
+        needs_ud_ = false;
     }
     void sge(uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
         ibv_sge s{addr, length, lkey};
@@ -339,10 +365,17 @@ class WrBuilder {
         if (err && !err_)
             err_ = err;
     }
+    // The open WQE of a UD QP has no destination yet: EINVAL unless set.
+    void check_ud() noexcept {
+        if (needs_ud_)
+            fail(EINVAL);
+        needs_ud_ = false;
+    }
     SendQueue* sq_ = nullptr;
     uint32_t start_pi_ = 0;
     int err_ = 0;
     vrnic_send_wqe_hdr* cur_ = nullptr;
+    bool needs_ud_ = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -392,6 +425,8 @@ class QpTable {
 // Fill a work completion from a CQE (verbs opcode/status values are the
 // device's, spec 12.1).
 void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept;
+// The pieces of cqe_to_wc, also read one by one by the ibv_cq_ex API.
+ibv_wc_status cqe_status(const vrnic_cqe& cqe) noexcept;
 unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept;
 uint32_t cqe_src_qp(const vrnic_cqe& cqe) noexcept;
 

@@ -13,31 +13,11 @@
 #include <mutex>
 #include <new>
 
+#include "guard.h"
 #include "provider.h"
 
 namespace vrnic::prov {
 namespace {
-
-// Runs f, turning any exception into an errno so none crosses the C ABI.
-template <class F> int guarded(F&& f) noexcept {
-    try {
-        return f();
-    } catch (const std::bad_alloc&) {
-        return ENOMEM;
-    } catch (...) {
-        return EIO;
-    }
-}
-
-template <class T, class F> T* guarded_ptr(F&& f) noexcept {
-    T* out = nullptr;
-    int err = guarded([&] { return f(out); });
-    if (err) {
-        errno = err;
-        return nullptr;
-    }
-    return out;
-}
 
 // ---------------------------------------------------------------------------
 // Device and port
@@ -73,7 +53,7 @@ int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr) noexcept
 
 ibv_pd* alloc_pd(ibv_context* context) noexcept {
     return guarded_ptr<ibv_pd>([&](ibv_pd*& out) {
-        auto* pd = new Pd{};
+        auto* pd = new Pd();
         struct ibv_alloc_pd cmd {};
         ib_uverbs_alloc_pd_resp resp{};
         int err = ibv_cmd_alloc_pd(context, &pd->pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
@@ -88,9 +68,14 @@ ibv_pd* alloc_pd(ibv_context* context) noexcept {
 
 int dealloc_pd(ibv_pd* ibpd) noexcept {
     return guarded([&] {
+        Pd* pd = to_pd(ibpd);
+        if (pd->is_parent())
+            return dealloc_parent_domain(pd);
+        if (pd->users.load(std::memory_order_relaxed))
+            return EBUSY; // a parent domain still stands for it
         int err = ibv_cmd_dealloc_pd(ibpd);
         if (!err)
-            delete reinterpret_cast<Pd*>(ibpd);
+            delete pd;
         return err;
     });
 }
@@ -148,84 +133,6 @@ int destroy_ah(ibv_ah* ibah) noexcept {
 // CQ
 // ---------------------------------------------------------------------------
 
-int cq_start_poll(ibv_cq_ex* ibcq, ibv_poll_cq_attr* attr) noexcept {
-    if (attr && attr->comp_mask)
-        return EINVAL;
-    Cq* cq = to_cq(ibcq);
-    int err = cq->poller.start_poll();
-    if (!err) {
-        ibcq->wr_id = cq->poller.current().wr_id;
-        ibcq->status = static_cast<ibv_wc_status>(
-            std::min<unsigned>(cq->poller.current().status, IBV_WC_GENERAL_ERR));
-    }
-    return err;
-}
-
-int cq_next_poll(ibv_cq_ex* ibcq) noexcept {
-    Cq* cq = to_cq(ibcq);
-    int err = cq->poller.next_poll();
-    if (!err) {
-        ibcq->wr_id = cq->poller.current().wr_id;
-        ibcq->status = static_cast<ibv_wc_status>(
-            std::min<unsigned>(cq->poller.current().status, IBV_WC_GENERAL_ERR));
-    }
-    return err;
-}
-
-void cq_end_poll(ibv_cq_ex* ibcq) noexcept {
-    to_cq(ibcq)->poller.end_poll();
-}
-
-const vrnic_cqe& cur(ibv_cq_ex* ibcq) noexcept {
-    return to_cq(ibcq)->poller.current();
-}
-ibv_wc_opcode cq_read_opcode(ibv_cq_ex* c) noexcept {
-    return static_cast<ibv_wc_opcode>(cur(c).opcode);
-}
-uint32_t cq_read_vendor_err(ibv_cq_ex* c) noexcept {
-    return cur(c).vendor_err;
-}
-uint32_t cq_read_byte_len(ibv_cq_ex* c) noexcept {
-    return cur(c).byte_len;
-}
-__be32 cq_read_imm_data(ibv_cq_ex* c) noexcept {
-    return cur(c).imm_data;
-}
-uint32_t cq_read_qp_num(ibv_cq_ex* c) noexcept {
-    return cur(c).qpn;
-}
-uint32_t cq_read_src_qp(ibv_cq_ex* c) noexcept {
-    return cqe_src_qp(cur(c));
-}
-unsigned int cq_read_wc_flags(ibv_cq_ex* c) noexcept {
-    return cqe_wc_flags(cur(c));
-}
-uint32_t cq_read_slid(ibv_cq_ex*) noexcept {
-    return 0;
-}
-uint8_t cq_read_sl(ibv_cq_ex* c) noexcept {
-    return cur(c).sl;
-}
-uint8_t cq_read_dlid_path_bits(ibv_cq_ex* c) noexcept {
-    return cur(c).dlid_path_bits;
-}
-
-void set_cq_ex_ops(ibv_cq_ex* c) {
-    c->start_poll = cq_start_poll;
-    c->next_poll = cq_next_poll;
-    c->end_poll = cq_end_poll;
-    c->read_opcode = cq_read_opcode;
-    c->read_vendor_err = cq_read_vendor_err;
-    c->read_byte_len = cq_read_byte_len;
-    c->read_imm_data = cq_read_imm_data;
-    c->read_qp_num = cq_read_qp_num;
-    c->read_src_qp = cq_read_src_qp;
-    c->read_wc_flags = cq_read_wc_flags;
-    c->read_slid = cq_read_slid;
-    c->read_sl = cq_read_sl;
-    c->read_dlid_path_bits = cq_read_dlid_path_bits;
-}
-
 constexpr uint32_t kMaxCqLogDepth = 24;
 
 int map_cq_ring(int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Mapping& out) {
@@ -237,7 +144,7 @@ int map_cq_ring(int cmd_fd, uint64_t key, uint64_t size, uint32_t log_depth, Map
 
 int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) {
     ContextState& st = state(context);
-    if (attr->wc_flags & ~uint64_t{IBV_WC_STANDARD_FLAGS})
+    if (attr->wc_flags & ~kCqExWcFlags)
         return EOPNOTSUPP;
     if (attr->comp_mask & ~uint32_t{IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD})
         return EOPNOTSUPP;
@@ -246,14 +153,21 @@ int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) 
         return EOPNOTSUPP;
     if (attr->cqe == 0 || attr->cqe > st.caps.max_cqe)
         return EINVAL;
+    // A CQ on a parent domain takes its object's memory from its allocator.
+    Pd* domain = nullptr;
+    if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+        domain = attr->parent_domain ? to_pd(attr->parent_domain) : nullptr;
+        if (!domain || !domain->is_parent() || attr->parent_domain->context != context)
+            return EINVAL;
+    }
 
-    auto* cq = new Cq();
+    auto* cq = make_object<Cq>(domain, kResTypeCq);
     WithUdata<struct ibv_create_cq_ex, vrnic_ibv_create_cq> cmd{};
     WithUdata<ib_uverbs_ex_create_cq_resp, vrnic_ibv_create_cq_resp> resp{};
     int err = ibv_cmd_create_cq_ex(context, attr, &cq->vcq, cmd.core(), cmd.size(), resp.core(),
                                    resp.size(), 0);
     if (err) {
-        delete cq;
+        destroy_object(cq, kResTypeCq);
         return err;
     }
     const auto& r = resp.drv;
@@ -262,7 +176,7 @@ int create_cq_common(ibv_context* context, ibv_cq_init_attr_ex* attr, Cq*& out) 
         err = map_cq_ring(st.cmd_fd, r.ring_mmap_key, r.ring_size, r.log_depth, cq->ring);
     if (err) {
         ibv_cmd_destroy_cq(&cq->vcq.cq);
-        delete cq;
+        destroy_object(cq, kResTypeCq);
         return err;
     }
     cq->poller.init(cq->ring.get(), r.log_depth, st.db.word(r.db_slot, VRNIC_DB_CQ_CI),
@@ -303,7 +217,7 @@ int destroy_cq(ibv_cq* ibcq) noexcept {
     return guarded([&] {
         int err = ibv_cmd_destroy_cq(ibcq);
         if (!err)
-            delete to_cq(ibcq);
+            destroy_object(to_cq(ibcq), kResTypeCq);
         return err;
     });
 }
@@ -379,96 +293,6 @@ int forget_qp_cqes(Qp* qp) noexcept {
     return err;
 }
 
-// --- ibv_qp_ex work-request API ---
-
-void wr_start(ibv_qp_ex* q) noexcept {
-    Qp* qp = to_qp(q);
-    qp->rings.sq_lock.lock();
-    qp->wr.start(qp->rings.sq);
-}
-int wr_complete(ibv_qp_ex* q) noexcept {
-    Qp* qp = to_qp(q);
-    int err;
-    if (qp->rings.db->fatal()) {
-        qp->wr.abort();
-        err = EIO;
-    } else {
-        err = qp->wr.complete(*qp->rings.db, qp->rings.sq_pi_word);
-    }
-    qp->rings.sq_lock.unlock();
-    return err;
-}
-void wr_abort(ibv_qp_ex* q) noexcept {
-    Qp* qp = to_qp(q);
-    qp->wr.abort();
-    qp->rings.sq_lock.unlock();
-}
-void wr_rdma_write(ibv_qp_ex* q, uint32_t rkey, uint64_t addr) noexcept {
-    Qp* qp = to_qp(q);
-    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_RDMA_WRITE);
-    qp->wr.rdma(rkey, addr);
-}
-void wr_rdma_write_imm(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, __be32 imm) noexcept {
-    Qp* qp = to_qp(q);
-    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_RDMA_WRITE_WITH_IMM, imm);
-    qp->wr.rdma(rkey, addr);
-}
-void wr_rdma_read(ibv_qp_ex* q, uint32_t rkey, uint64_t addr) noexcept {
-    Qp* qp = to_qp(q);
-    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_RDMA_READ);
-    qp->wr.rdma(rkey, addr);
-}
-void wr_send(ibv_qp_ex* q) noexcept {
-    to_qp(q)->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_SEND);
-}
-void wr_send_imm(ibv_qp_ex* q, __be32 imm) noexcept {
-    to_qp(q)->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_SEND_WITH_IMM, imm);
-}
-void wr_atomic_cmp_swp(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t compare,
-                       uint64_t swap) noexcept {
-    Qp* qp = to_qp(q);
-    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_CMP_AND_SWP);
-    qp->wr.atomic(rkey, addr, compare, swap);
-}
-void wr_atomic_fetch_add(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t add) noexcept {
-    Qp* qp = to_qp(q);
-    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
-    qp->wr.atomic(rkey, addr, add, 0);
-}
-void wr_set_ud_addr(ibv_qp_ex* q, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
-    to_qp(q)->wr.ud(ah, remote_qpn, remote_qkey);
-}
-void wr_set_sge(ibv_qp_ex* q, uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
-    to_qp(q)->wr.sge(lkey, addr, length);
-}
-void wr_set_sge_list(ibv_qp_ex* q, size_t n, const ibv_sge* sg) noexcept {
-    to_qp(q)->wr.sge_list(n, sg);
-}
-void wr_set_inline_data(ibv_qp_ex* q, void* addr, size_t length) noexcept {
-    to_qp(q)->wr.inline_data(addr, length);
-}
-void wr_set_inline_data_list(ibv_qp_ex* q, size_t n, const ibv_data_buf* bufs) noexcept {
-    to_qp(q)->wr.inline_list(n, bufs);
-}
-
-void set_qp_ex_ops(ibv_qp_ex* q) {
-    q->wr_start = wr_start;
-    q->wr_complete = wr_complete;
-    q->wr_abort = wr_abort;
-    q->wr_rdma_write = wr_rdma_write;
-    q->wr_rdma_write_imm = wr_rdma_write_imm;
-    q->wr_rdma_read = wr_rdma_read;
-    q->wr_send = wr_send;
-    q->wr_send_imm = wr_send_imm;
-    q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
-    q->wr_atomic_fetch_add = wr_atomic_fetch_add;
-    q->wr_set_ud_addr = wr_set_ud_addr;
-    q->wr_set_sge = wr_set_sge;
-    q->wr_set_sge_list = wr_set_sge_list;
-    q->wr_set_inline_data = wr_set_inline_data;
-    q->wr_set_inline_data_list = wr_set_inline_data_list;
-}
-
 // The kernel's answer must describe rings the provider can use safely: the
 // send queue, and the receive queue if the QP has its own.
 int check_qp_resp(const vrnic_ibv_create_qp_resp& r, bool own_rq) {
@@ -510,7 +334,14 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         cap.max_inline_data > st.caps.max_inline)
         return EINVAL;
 
-    auto* qp = new Qp();
+    // On a parent domain: its allocator for the object, and with a thread
+    // domain no locks on the QP's queues (the user serializes its calls).
+    Pd* domain = to_pd(attr->pd);
+    auto* qp = make_object<Qp>(domain, kResTypeQp);
+    if (domain->is_parent() && domain->td) {
+        qp->rings.sq_lock.set_single_threaded();
+        qp->rings.rq_lock.set_single_threaded();
+    }
     qp->send_cq = to_cq(attr->send_cq);
     qp->recv_cq = to_cq(attr->recv_cq);
     WithUdata<struct ibv_create_qp, vrnic_ibv_create_qp> cmd{};
@@ -518,7 +349,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
     int err = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, cmd.core(), cmd.size(), resp.core(),
                                    resp.size());
     if (err) {
-        delete qp;
+        destroy_object(qp, kResTypeQp);
         return err;
     }
     const auto& r = resp.drv;
@@ -548,7 +379,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
     }
     if (err) {
         ibv_cmd_destroy_qp(&qp->vqp.qp);
-        delete qp;
+        destroy_object(qp, kResTypeQp);
         return err;
     }
     if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
@@ -602,7 +433,7 @@ int destroy_qp(ibv_qp* ibqp) noexcept {
             forget_qp_cqes(qp);
             state(ibqp->context).qps.erase(qp->rings.qpn);
         }
-        delete qp;
+        destroy_object(qp, kResTypeQp);
         return 0;
     });
 }
@@ -619,8 +450,8 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
             // completion; CQEs it wrote before are skipped (spec 15).
             // Lock order: send queue, receive queue, CQs (an ibv_wr_*
             // session may poll a CQ while it holds the send lock).
-            std::lock_guard<SpinLock> sq(qp->rings.sq_lock);
-            std::lock_guard<SpinLock> rq(qp->rings.rq_lock);
+            std::lock_guard<QueueLock> sq(qp->rings.sq_lock);
+            std::lock_guard<QueueLock> rq(qp->rings.rq_lock);
             CqPairLock locks(qp->send_cq, qp->recv_cq);
             err = forget_qp_cqes(qp);
             qp->rings.sq.discard_outstanding();
@@ -640,7 +471,7 @@ int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_a
 
 int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     QpRings& r = to_qp(ibqp)->rings;
-    std::lock_guard<SpinLock> guard(r.sq_lock);
+    std::lock_guard<QueueLock> guard(r.sq_lock);
     if (r.db->fatal()) {
         *bad_wr = wr;
         return EIO;
@@ -659,9 +490,9 @@ int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
 
 // One receive path for a QP's own RQ and an SRQ: posts wake a sleeping
 // device only while it says a sender waits for a receive (RQ_WAKEUP).
-int post_recv_list(RecvQueue& rq, SpinLock& lock, Doorbell& db, uint32_t* pi_word, ibv_recv_wr* wr,
+int post_recv_list(RecvQueue& rq, QueueLock& lock, Doorbell& db, uint32_t* pi_word, ibv_recv_wr* wr,
                    ibv_recv_wr** bad_wr) noexcept {
-    std::lock_guard<SpinLock> guard(lock);
+    std::lock_guard<QueueLock> guard(lock);
     if (db.fatal()) {
         *bad_wr = wr;
         return EIO;
@@ -778,7 +609,9 @@ void free_context(ibv_context* ibctx) noexcept {
 
 constexpr verbs_context_ops make_context_ops() {
     verbs_context_ops o{};
+    o.alloc_parent_domain = alloc_parent_domain;
     o.alloc_pd = alloc_pd;
+    o.alloc_td = alloc_td;
     o.attach_mcast = attach_mcast;
     o.detach_mcast = detach_mcast; // out of order: next to its pair
     o.create_ah = create_ah;
@@ -788,6 +621,7 @@ constexpr verbs_context_ops make_context_ops() {
     o.create_qp_ex = create_qp_ex;
     o.create_srq = create_srq;
     o.dealloc_pd = dealloc_pd;
+    o.dealloc_td = dealloc_td;
     o.dereg_mr = dereg_mr;
     o.destroy_ah = destroy_ah;
     o.destroy_cq = destroy_cq;
@@ -803,6 +637,7 @@ constexpr verbs_context_ops make_context_ops() {
     o.query_device_ex = query_device_ex;
     o.query_port = query_port;
     o.query_qp = query_qp;
+    o.query_rt_values = query_rt_values;
     o.query_srq = query_srq;
     o.reg_mr = reg_mr;
     o.req_notify_cq = req_notify_cq;

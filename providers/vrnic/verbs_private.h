@@ -413,6 +413,11 @@ static_assert(offsetof(struct verbs_context_ops, destroy_srq) == 36 * 8);
 static_assert(offsetof(struct verbs_context_ops, modify_srq) == 49 * 8);
 static_assert(offsetof(struct verbs_context_ops, post_srq_recv) == 57 * 8);
 static_assert(offsetof(struct verbs_context_ops, query_srq) == 64 * 8);
+static_assert(offsetof(struct verbs_context_ops, alloc_parent_domain) == 4 * 8);
+static_assert(offsetof(struct verbs_context_ops, alloc_td) == 6 * 8);
+static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 16 * 8);
+static_assert(offsetof(struct verbs_context_ops, dealloc_td) == 27 * 8);
+static_assert(offsetof(struct verbs_context_ops, query_rt_values) == 63 * 8);
 
 // The size of each command struct decides where libibverbs looks for udata.
 static_assert(sizeof(struct ibv_get_context) == 16);

@@ -157,11 +157,23 @@ enum vrnic_device_methods {
 	VRNIC_METHOD_KICK = (1U << UVERBS_ID_NS_SHIFT),
 	/* Describe the calling context's doorbell page. */
 	VRNIC_METHOD_QUERY_LAYOUT,
+	/* Read the device clock that stamps CQEs (interface 1.3). */
+	VRNIC_METHOD_QUERY_CLOCK,
 };
 
 enum vrnic_query_layout_attrs {
 	/* PTR_OUT: struct vrnic_layout */
 	VRNIC_ATTR_QUERY_LAYOUT_RESP = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum vrnic_query_clock_attrs {
+	/* PTR_OUT: struct vrnic_clock */
+	VRNIC_ATTR_QUERY_CLOCK_RESP = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+/* The device clock: ns of the host's CLOCK_REALTIME, as in a CQE. */
+struct vrnic_clock {
+	__aligned_u64 now_ns;
 };
 
 struct vrnic_layout {

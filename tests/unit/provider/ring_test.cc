@@ -288,6 +288,73 @@ TEST_F(SqFixture, UdSendLayout) {
     EXPECT_EQ(3u, sq.pi());
 }
 
+// A UD WQE built in a session needs its destination; only UD QPs take one.
+TEST_F(SqFixture, WrSessionUdAddressRules) {
+    SqLimits lim;
+    lim.max_sge = VRNIC_SQ_MAX_SGE(8);
+    lim.max_inline = VRNIC_SQ_MAX_INLINE(8);
+    lim.send_ops = qp_send_ops(IBV_QPT_UD);
+    lim.ud = true;
+    sq.init(ring->data(), 4, 8, lim);
+    Ah ah{};
+    ah.handle = 0x51;
+    WrBuilder b;
+    b.start(sq);
+    b.open(1, 0, VRNIC_WR_SEND); // no address: the next open fails it
+    b.sge(1, 0x2000, 8);
+    b.open(2, 0, VRNIC_WR_SEND);
+    b.ud(&ah.ah, 0x42, 0x77);
+    EXPECT_EQ(EINVAL, b.complete(db, pi_word()));
+    b.start(sq);
+    b.open(3, 0, VRNIC_WR_SEND); // the last WQE without one: complete fails
+    b.sge(1, 0x2000, 8);
+    EXPECT_EQ(EINVAL, b.complete(db, pi_word()));
+    EXPECT_EQ(0u, sq.pi());
+    b.start(sq);
+    b.open(4, 0, VRNIC_WR_SEND);
+    b.ud(&ah.ah, 0x42, 0x77);
+    b.open(5, 0, VRNIC_WR_SEND_WITH_IMM, htonl(9));
+    b.ud(&ah.ah, 0x43, 0x78);
+    ASSERT_EQ(0, b.complete(db, pi_word()));
+    EXPECT_EQ(2u, sq.pi());
+    EXPECT_EQ(0x43u, rd<uint32_t>(wqe(1), 0x14));
+
+    // An RC QP's WQEs have no datagram address.
+    make(4, 8, VRNIC_SQ_MAX_SGE(8), VRNIC_SQ_MAX_INLINE(8));
+    b.start(sq);
+    b.open(6, 0, VRNIC_WR_SEND);
+    b.ud(&ah.ah, 0x42, 0x77);
+    EXPECT_EQ(EINVAL, b.complete(db, pi_word()));
+    EXPECT_EQ(0u, sq.pi());
+}
+
+// A queue whose user serializes its calls (thread domain) takes no lock.
+TEST(QueueLock, SingleThreadedSkipsTheLock) {
+    QueueLock l;
+    l.lock();
+    EXPECT_FALSE(l.try_lock());
+    l.unlock();
+    QueueLock st;
+    st.set_single_threaded();
+    EXPECT_TRUE(st.single_threaded());
+    st.lock();
+    EXPECT_TRUE(st.try_lock()); // no lock was taken
+    st.unlock();
+    st.unlock();
+}
+
+TEST(Cqe, UnknownStatusIsAGeneralError) {
+    vrnic_cqe c{};
+    c.status = VRNIC_WC_GENERAL_ERR + 1;
+    EXPECT_EQ(IBV_WC_GENERAL_ERR, cqe_status(c));
+    c.status = VRNIC_WC_REM_ACCESS_ERR;
+    EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, cqe_status(c));
+    ibv_wc wc{};
+    c.status = 200;
+    cqe_to_wc(c, &wc);
+    EXPECT_EQ(IBV_WC_GENERAL_ERR, wc.status);
+}
+
 // A type's opcode set bounds both ibv_post_send and the ibv_wr_* session.
 TEST_F(SqFixture, OpcodesOutsideTheTypesSetAreRejected) {
     make(4, 8, VRNIC_SQ_MAX_SGE(8), VRNIC_SQ_MAX_INLINE(8), false,
@@ -1052,7 +1119,7 @@ TEST(Loop, PostAndPollAgainstAConcurrentDevice) {
             // Signal every 4th WQE: completions retire the unsignaled ones.
             auto wr = make_wr(IBV_WR_SEND, &sg, 1, (posted % 4 == 3) ? IBV_SEND_SIGNALED : 0);
             wr.wr_id = posted;
-            std::lock_guard<SpinLock> g(qp.sq_lock);
+            std::lock_guard<QueueLock> g(qp.sq_lock);
             int err = qp.sq.post(wr);
             if (err == 0) {
                 posted++;
