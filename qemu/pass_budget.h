@@ -24,12 +24,20 @@ class PassBudget {
         qp_bytes_ = std::max(qp_bytes, kWqeCost);
         used_ = 0;
     }
-    void start_qp() { qp_left_ = std::min(qp_bytes_, pass_left_); }
+    void start_qp() {
+        qp_left_ = std::min(qp_bytes_, pass_left_);
+        charged_ = false;
+    }
 
     // A WQE step starts only while one more costs no more than what is left,
     // so a grant is never below kWqeCost (an atomic is never split).
     bool pass_exhausted() const { return pass_left_ < kWqeCost; }
     bool qp_exhausted() const { return qp_left_ < kWqeCost; }
+
+    // Whether a step that cannot be split, costing `cost`, may run now: it
+    // fits what the visit has left, or the visit has moved nothing yet (so
+    // that a step larger than a whole visit still runs, alone).
+    bool fits(uint64_t cost) const { return cost <= qp_left_ || !charged_; }
 
     // How many of `want` payload bytes the current QP may move now.
     uint64_t grant(uint64_t want) const { return std::min(want, qp_left_); }
@@ -41,6 +49,7 @@ class PassBudget {
         qp_left_ -= std::min(c, qp_left_);
         pass_left_ -= std::min(c, pass_left_);
         used_ += c;
+        charged_ = true;
     }
 
     // Charged so far in this pass (tests, fuzzers).
@@ -51,6 +60,7 @@ class PassBudget {
     uint64_t qp_bytes_ = 0;
     uint64_t qp_left_ = 0;
     uint64_t used_ = 0;
+    bool charged_ = false; // in this QP visit
 };
 
 } // namespace vrnic

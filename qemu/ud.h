@@ -15,6 +15,10 @@ namespace vrnic {
 // with `qkey` (the sender's choice already applied). Never fails
 // the sender: what the receiver cannot take is dropped (a counter in the
 // register page) or completes in error at the receiver.
+// How many receivers a datagram through `ah` to `dest_qpn` is copied to, at
+// most: the members of its multicast group, else one.
+uint64_t ud_copies(const DeviceState& d, const Ah& ah, uint32_t dest_qpn);
+
 void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
                 const vrnic_send_wqe_hdr& h, LocalMsg& msg);
 

@@ -58,12 +58,14 @@ Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
         complete_send(d, qp, h, VRNIC_WC_LOC_LEN_ERR, 0, kVeMsgTooLong);
         return Outcome::consumed;
     }
-    // A datagram is never split: it waits for a visit that can move it whole.
-    if (d.pass.grant(msg.len) < msg.len)
+    // A datagram is never split: it waits for a visit that can move all its
+    // copies (one per multicast receiver).
+    const uint64_t cost = msg.len * ud_copies(d, *ah, h.ud.remote_qpn);
+    if (!d.pass.fits(cost))
         return Outcome::partial;
     const uint32_t qkey = (h.ud.remote_qkey & VRNIC_QKEY_USE_QP) ? qp.attr.qkey : h.ud.remote_qkey;
     ud_deliver(d, qp, *ah, h.ud.remote_qpn, qkey, h, msg);
-    d.pass.charge(msg.len);
+    d.pass.charge(cost);
     complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
     return Outcome::consumed;
 }

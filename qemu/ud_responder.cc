@@ -9,6 +9,7 @@
 #include "shared_word.h"
 #include "ud.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vrnic {
@@ -77,6 +78,12 @@ void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const Ah& ah, uint32_
 }
 
 } // namespace
+
+uint64_t ud_copies(const DeviceState& d, const Ah& ah, uint32_t dest_qpn) {
+    if (!gid_is_mcast(ah.av.dgid))
+        return 1;
+    return std::max<uint64_t>(find_mcast_destinations(d, ah.av.dgid, dest_qpn).size(), 1);
+}
 
 void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
                 const vrnic_send_wqe_hdr& h, LocalMsg& msg) {

@@ -281,6 +281,20 @@ TEST_F(Mcast, ResetDetaches) {
     EXPECT_EQ(1u, counter(&vrnic_regs::ud_no_dest_drops));
 }
 
+// Every copy counts against the pass budget (14.5), not the datagram once.
+TEST_F(Mcast, EveryCopyIsChargedToThePass) {
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(0u, attach(qps[i]));
+        post_buffer(qps[i], i);
+    }
+    MrInfo src = buffer(4000, 9);
+    drv.post_send(a, ud_send(group_ah, kMcastQpn, kQkey, {sge(src, 0, 4000)}));
+    drv.dev().poll_once();
+    EXPECT_EQ(3u * 4000, drv.dev().state().pass.used());
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(1u, drv.poll_cq(cqs[i]).size()) << i;
+}
+
 TEST_F(Mcast, DeviceResetForgetsTheGroups) {
     ASSERT_EQ(0u, attach(qps[0]));
     drv.bring_up(); // resets the device first
