@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * vrnic verbs: multicast groups of UD QPs. The device keeps the groups and
- * enforces their limits; a QP's destroy or reset leaves them there.
+ * enforces their limits; attachments last until detached or the QP is
+ * destroyed.
  */
 #include <rdma/ib_addr.h>
 

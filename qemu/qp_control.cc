@@ -45,7 +45,6 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.rnr_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset();
-    d.obj->mcast.detach_all(qp.qpn);
     qp_set_active(d, qp, false);
 }
 

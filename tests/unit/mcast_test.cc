@@ -269,16 +269,20 @@ TEST_F(Mcast, DestroyDetachesEverywhere) {
     EXPECT_TRUE(drv.poll_cq(b_cq).empty());
 }
 
-TEST_F(Mcast, ResetDetaches) {
+// As in verbs, attachments belong to the QP until it detaches or is
+// destroyed: a QP in RESET receives nothing, and again once it is back.
+TEST_F(Mcast, ResetKeepsTheAttachments) {
     ASSERT_EQ(0u, attach(qps[0]));
     vrnic_cmd_modify_qp m = modify_to(qps[0].qpn, VRNIC_QPS_RESET, Path{});
     ASSERT_EQ(0u, drv.cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m)));
-    EXPECT_EQ(VRNIC_CMD_STATUS_BAD_PARAM, detach(qps[0]));
-    drv.activate(qps[0], Path{.qp_type = VRNIC_QPT_UD, .qkey = kQkey});
-    post_buffer(qps[0], 1);
     ASSERT_EQ(VRNIC_WC_SUCCESS, send_to(group_ah, 10, 1).at(0).status);
-    EXPECT_TRUE(drv.poll_cq(cqs[0]).empty());
     EXPECT_EQ(1u, counter(&vrnic_regs::ud_no_dest_drops));
+    drv.activate(qps[0], Path{.qp_type = VRNIC_QPT_UD, .qkey = kQkey});
+    const uint64_t gpa = post_buffer(qps[0], 1);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, send_to(group_ah, 10, 2).at(0).status);
+    ASSERT_EQ(1u, drv.poll_cq(cqs[0]).size());
+    EXPECT_TRUE(drv.check_pattern(gpa + VRNIC_GRH_SIZE, 10, 2));
+    EXPECT_EQ(0u, detach(qps[0]));
 }
 
 // Every copy counts against the pass budget (14.5), not the datagram once.
