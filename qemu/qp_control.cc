@@ -38,7 +38,7 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
 
 void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.sq.ci = qp.sq.pi();
-    RecvSource(qp).entered_reset();
+    RecvSource(qp).entered_reset(d);
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;

@@ -95,25 +95,29 @@ bool RecvSource::at_head(const RecvWqe& w) const {
     return wq_.ci == w.idx;
 }
 
+void RecvSource::flush_taken(DeviceState& d) {
+    if (!qp_.srq_taken)
+        return;
+    vrnic_cqe c{};
+    c.wr_id = qp_.srq_taken->wr_id;
+    c.qpn = qp_.qpn;
+    c.opcode = VRNIC_CQE_OP_RECV;
+    c.status = VRNIC_WC_WR_FLUSH_ERR;
+    c.wqe_idx = qp_.srq_taken->idx;
+    post_cqe(d, *qp_.recv_cq, c, true); // a full CQ loses it, as every flush
+    qp_.srq_taken.reset();
+}
+
 void RecvSource::entered_error(DeviceState& d) {
     if (!qp_.srq)
         return;
-    if (qp_.srq_taken) {
-        vrnic_cqe c{};
-        c.wr_id = qp_.srq_taken->wr_id;
-        c.qpn = qp_.qpn;
-        c.opcode = VRNIC_CQE_OP_RECV;
-        c.status = VRNIC_WC_WR_FLUSH_ERR;
-        c.wqe_idx = qp_.srq_taken->idx;
-        post_cqe(d, *qp_.recv_cq, c, true); // a full CQ loses it; the QP is in ERR
-        qp_.srq_taken.reset();
-    }
+    flush_taken(d);
     post_async_event(d, VRNIC_EQE_QP_LAST_WQE_REACHED, qp_.qpn);
 }
 
-void RecvSource::entered_reset() {
+void RecvSource::entered_reset(DeviceState& d) {
     if (qp_.srq)
-        qp_.srq_taken.reset();
+        flush_taken(d);
     else
         wq_.ci = wq_.pi();
 }

@@ -37,10 +37,12 @@ class RecvSource {
     // QP_LAST_WQE_REACHED posted (14.3).
     void entered_error(DeviceState& d);
     // The QP entered RESET: its RQ WQEs are discarded; an SRQ is left alone
-    // except for the WQE the QP took, which is discarded.
-    void entered_reset();
+    // except for the WQE the QP took, which is flushed: it belongs to the
+    // SRQ's consumer, who would lose the buffer otherwise.
+    void entered_reset(DeviceState& d);
 
   private:
+    void flush_taken(DeviceState& d);
     Fetch fetch_srq(DeviceState& d, RecvWqe* w);
     void take_from_srq(DeviceState& d, uint32_t pi);
 

@@ -676,5 +676,25 @@ TEST_F(SrqSlices, ErrFlushesTheHeldWqeFirst) {
     EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, s[0].status);
 }
 
+// The responder is reset while a message holds its SRQ WQE: the WQE is
+// flushed, so that the SRQ's owner gets its buffer back, with no event.
+TEST_F(SrqSlices, ResetFlushesTheHeldWqe) {
+    auto [a, b] = pair();
+    start_big_send(a);
+    drv.take_async_events();
+    vrnic_qp_attr st{};
+    st.qp_state = VRNIC_QPS_RESET;
+    ASSERT_EQ(OK, drv.modify_qp(b, VRNIC_QP_ATTR_STATE, st));
+    drv.run();
+    auto r = drv.poll_cq(rcq);
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(VRNIC_WC_WR_FLUSH_ERR, r[0].status);
+    EXPECT_EQ(10u, r[0].wr_id);
+    EXPECT_EQ(0u, r[0].wqe_idx);
+    EXPECT_EQ(b.qpn, r[0].qpn);
+    EXPECT_TRUE(drv.take_async_events().empty());
+    EXPECT_EQ(1u, drv.srq_ci(srq)); // WQE 1 stays in the SRQ
+}
+
 } // namespace
 } // namespace vrnic::test
