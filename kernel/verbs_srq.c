@@ -98,6 +98,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->user = !!udata;
 	srq->srq_limit = 0;
 	mutex_init(&srq->limit_lock);
+	spin_lock_init(&srq->limit_spin);
 	refcount_set(&srq->refcount, 1);
 	init_completion(&srq->free);
 	srq->wq.log_depth = log;
@@ -191,11 +192,23 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	req.srqn = cpu_to_le32(srq->srqn);
 	req.attr_mask = cpu_to_le32(VRNIC_SRQ_ATTR_LIMIT);
 	req.srq_limit = cpu_to_le32(attr->srq_limit);
+	/*
+	 * The event arrives in the admin interrupt, which cannot take the
+	 * mutex held across the command: it takes limit_spin. An event seen
+	 * while the command ran may be the new limit's, so the limit reads
+	 * 0 after it, as after any event.
+	 */
 	mutex_lock(&srq->limit_lock);
+	spin_lock_irq(&srq->limit_spin);
+	srq->limit_fired = false;
+	spin_unlock_irq(&srq->limit_spin);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_SRQ, &req, sizeof(req),
 			     NULL, 0);
+	spin_lock_irq(&srq->limit_spin);
 	if (!err)
-		WRITE_ONCE(srq->srq_limit, attr->srq_limit);
+		WRITE_ONCE(srq->srq_limit,
+			   srq->limit_fired ? 0 : attr->srq_limit);
+	spin_unlock_irq(&srq->limit_spin);
 	mutex_unlock(&srq->limit_lock);
 	return err;
 }
@@ -322,14 +335,19 @@ void vrnic_srq_event(struct vrnic_dev *dev, u32 srqn, enum ib_event_type type)
 {
 	struct vrnic_srq *srq = vrnic_srq_get(dev, srqn);
 	struct ib_event ev = {};
+	unsigned long flags;
 
 	if (!srq) {
 		vrnic_count(dev, VRNIC_CNT_BAD_EQES, 1);
 		return;
 	}
 	/* The device disarmed the limit when it posted the event. */
-	if (type == IB_EVENT_SRQ_LIMIT_REACHED)
+	if (type == IB_EVENT_SRQ_LIMIT_REACHED) {
+		spin_lock_irqsave(&srq->limit_spin, flags);
 		WRITE_ONCE(srq->srq_limit, 0);
+		srq->limit_fired = true;
+		spin_unlock_irqrestore(&srq->limit_spin, flags);
+	}
 	if (srq->ibsrq.event_handler) {
 		ev.device = &dev->ibdev;
 		ev.event = type;

@@ -403,7 +403,9 @@ struct vrnic_srq {
 	bool user;
 	struct vrnic_wq wq;		/* ci unused: the slot's ci word */
 	struct mutex limit_lock;	/* modify_srq vs. modify_srq */
+	spinlock_t limit_spin;		/* the next two vs. the LIMIT event */
 	u32 srq_limit;			/* armed limit; 0 after the event */
+	bool limit_fired;		/* a LIMIT event during modify_srq */
 	refcount_t refcount;		/* lifetime against EQE dispatch */
 	struct completion free;
 };
