@@ -355,20 +355,28 @@ static bool vrnic_cqe_addr_ok(const struct vrnic_qp *qp,
 }
 
 /*
- * The wr_id of the WQE a CQE completes. A QP's own queues keep a table by
- * slot; an SRQ slot may be posted again once the device read the WQE, so
- * its CQE carries the wr_id, and only an index the device consumed passes.
+ * The wr_id of the WQE a CQE completes, from the table of the queue it was
+ * posted on: a QP's own queues retire in order, an SRQ slot by slot. A
+ * receive's byte_len must fit the SGEs it was posted with (a write with
+ * immediate reports the write's length, which the receive does not hold).
  */
 static bool vrnic_cqe_wr_id(struct vrnic_qp *qp, const struct vrnic_cqe *cqe,
 			    bool send, u64 *wr_id)
 {
 	u32 wqe_idx = le32_to_cpu(cqe->wqe_idx);
+	struct vrnic_wr_slot wr;
+	bool ok;
 
 	if (send || !qp->srq)
-		return vrnic_qp_retire(qp, send, wqe_idx, wr_id);
-	if (!vrnic_srq_wqe_posted(qp->srq, wqe_idx))
+		ok = vrnic_qp_retire(qp, send, wqe_idx, &wr);
+	else
+		ok = vrnic_srq_retire(qp->srq, wqe_idx, &wr);
+	if (!ok)
 		return false;
-	*wr_id = le64_to_cpu(cqe->wr_id);
+	if (cqe->opcode == VRNIC_CQE_OP_RECV &&
+	    le32_to_cpu(cqe->byte_len) > wr.len)
+		return false;
+	*wr_id = wr.wr_id;
 	return true;
 }
 

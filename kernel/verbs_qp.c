@@ -624,8 +624,12 @@ static void *vrnic_wq_slot(struct vrnic_wq *wq, u32 idx)
 				(size_t)1 << wq->wqe_shift);
 }
 
-/* Retire a WQE named by a CQE; false if wqe_idx is not outstanding. */
-bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx, u64 *wr_id)
+/*
+ * Retire a WQE named by a CQE into @wr; false if wqe_idx is not
+ * outstanding.
+ */
+bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
+		     struct vrnic_wr_slot *wr)
 {
 	struct vrnic_wq *wq = send ? &qp->sq : &qp->rq;
 	struct ib_cq *cq = send ? qp->ibqp.send_cq : qp->ibqp.recv_cq;
@@ -637,7 +641,7 @@ bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx, u64 *wr_id)
 	vrnic_check((u32)(wq->pi - wq->ci) <= (1U << wq->log_depth));
 	ok = (u32)(wqe_idx - wq->ci) < (u32)(wq->pi - wq->ci);
 	if (ok) {
-		*wr_id = wq->wrid[vrnic_ring_slot(wqe_idx, wq->log_depth)];
+		*wr = wq->wrid[vrnic_ring_slot(wqe_idx, wq->log_depth)];
 		wq->ci = wqe_idx + 1;
 	}
 	spin_unlock(&wq->lock);
@@ -822,7 +826,8 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		err = vrnic_build_send(qp, wr, vrnic_wq_slot(sq, sq->pi));
 		if (err)
 			break;
-		sq->wrid[vrnic_ring_slot(sq->pi, sq->log_depth)] = wr->wr_id;
+		sq->wrid[vrnic_ring_slot(sq->pi, sq->log_depth)].wr_id =
+			wr->wr_id;
 		sq->pi++;
 		posted = true;
 	}
@@ -842,19 +847,24 @@ int vrnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 /*
  * Write receive WQEs for @*wr and its successors at wq->pi while the ring
  * has room; @*wr is left at the first one not posted. The caller holds
- * wq->lock and publishes the producer index.
+ * wq->lock and publishes the producer index. An SRQ slot the device has
+ * read may still await its CQE: it is not reused before.
  */
 int vrnic_wq_post_recv(struct vrnic_wq *wq, const struct ib_recv_wr **wr)
 {
 	u32 depth = 1U << wq->log_depth;
 	const struct ib_recv_wr *w;
 	struct vrnic_recv_wqe_hdr *hdr;
+	struct vrnic_wr_slot *slot;
 	struct vrnic_sge *sge;
+	u64 len;
 	int i;
 
 	vrnic_assert_spin_held(&wq->lock);
 	for (w = *wr; w; w = w->next) {
-		if ((u32)(wq->pi - wq->ci) >= depth) {
+		slot = &wq->wrid[vrnic_ring_slot(wq->pi, wq->log_depth)];
+		if ((u32)(wq->pi - wq->ci) >= depth ||
+		    (wq->shared && slot->pending)) {
 			*wr = w;
 			return -ENOMEM;
 		}
@@ -867,14 +877,17 @@ int vrnic_wq_post_recv(struct vrnic_wq *wq, const struct ib_recv_wr **wr)
 		memset(hdr, 0, VRNIC_RECV_WQE_HDR_SIZE);
 		hdr->wr_id = cpu_to_le64(w->wr_id);
 		hdr->num_sge = w->num_sge;
+		len = 0;
 		for (i = 0; i < w->num_sge; i++) {
 			sge[i].addr = cpu_to_le64(w->sg_list[i].addr);
 			sge[i].length = cpu_to_le32(w->sg_list[i].length);
 			sge[i].lkey = cpu_to_le32(w->sg_list[i].lkey);
+			len += w->sg_list[i].length;
 		}
-		if (wq->wrid)
-			wq->wrid[vrnic_ring_slot(wq->pi, wq->log_depth)] =
-				w->wr_id;
+		slot->wr_id = w->wr_id;
+		slot->len = min_t(u64, len, U32_MAX);
+		slot->idx = wq->pi;
+		slot->pending = wq->shared;
 		wq->pi++;
 	}
 	*wr = NULL;

@@ -4,7 +4,8 @@
  * receives from. The ring is a work queue like an RQ (verbs_qp.c allocates
  * it, and maps it for the provider). The device stores its consumer index
  * in the doorbell slot, so posting needs no CQE; a receive CQE names the
- * SRQ index in wqe_idx and carries the wr_id the WQE held.
+ * SRQ index in wqe_idx. A kernel SRQ keeps the wr_id of each slot until
+ * its CQE: the device's copy of it is never trusted.
  */
 #include "vrnic.h"
 
@@ -97,14 +98,15 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->user = !!udata;
 	srq->srq_limit = 0;
 	mutex_init(&srq->limit_lock);
+	spin_lock_init(&srq->limit_spin);
 	refcount_set(&srq->refcount, 1);
 	init_completion(&srq->free);
 	srq->wq.log_depth = log;
 	srq->wq.wqe_shift = shift;
 	srq->wq.max_sge = min_t(u32, dev->caps.max_srq_sge,
 				VRNIC_RQ_MAX_SGE(shift));
-	/* No wr_id table: a slot is reused once the device has read it. */
-	err = vrnic_wq_alloc(dev, uc, &srq->wq, false, &dma,
+	srq->wq.shared = true;
+	err = vrnic_wq_alloc(dev, uc, &srq->wq, true, &dma,
 			     &uresp.ring_mmap_key, &uresp.ring_size);
 	if (err)
 		return err;
@@ -190,11 +192,23 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	req.srqn = cpu_to_le32(srq->srqn);
 	req.attr_mask = cpu_to_le32(VRNIC_SRQ_ATTR_LIMIT);
 	req.srq_limit = cpu_to_le32(attr->srq_limit);
+	/*
+	 * The event arrives in the admin interrupt, which cannot take the
+	 * mutex held across the command: it takes limit_spin. An event seen
+	 * while the command ran may be the new limit's, so the limit reads
+	 * 0 after it, as after any event.
+	 */
 	mutex_lock(&srq->limit_lock);
+	spin_lock_irq(&srq->limit_spin);
+	srq->limit_fired = false;
+	spin_unlock_irq(&srq->limit_spin);
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_SRQ, &req, sizeof(req),
 			     NULL, 0);
+	spin_lock_irq(&srq->limit_spin);
 	if (!err)
-		WRITE_ONCE(srq->srq_limit, attr->srq_limit);
+		WRITE_ONCE(srq->srq_limit,
+			   srq->limit_fired ? 0 : attr->srq_limit);
+	spin_unlock_irq(&srq->limit_spin);
 	mutex_unlock(&srq->limit_lock);
 	return err;
 }
@@ -290,19 +304,28 @@ int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 }
 
 /*
- * May a receive CQE name SRQ index @wqe_idx? Only one the device has
- * consumed (below its consumer index), hence one that was posted.
+ * Retire SRQ index @wqe_idx named by a receive CQE into @wr: only a WQE
+ * posted there, not completed yet, and consumed by the device, passes.
+ * Anything else (a stale, duplicate or invented index) is refused.
  */
-bool vrnic_srq_wqe_posted(struct vrnic_srq *srq, u32 wqe_idx)
+bool vrnic_srq_retire(struct vrnic_srq *srq, u32 wqe_idx,
+		      struct vrnic_wr_slot *wr)
 {
 	struct vrnic_dev *dev = to_vdev(srq->ibsrq.device);
 	struct vrnic_wq *wq = &srq->wq;
+	struct vrnic_wr_slot *slot;
 	unsigned long flags;
 	bool ok;
 
 	spin_lock_irqsave(&wq->lock, flags);
 	vrnic_srq_read_ci(dev, srq);
-	ok = (s32)(wq->ci - wqe_idx) > 0;
+	slot = &wq->wrid[vrnic_ring_slot(wqe_idx, wq->log_depth)];
+	ok = slot->pending && slot->idx == wqe_idx &&
+	     (s32)(wq->ci - wqe_idx) > 0;
+	if (ok) {
+		*wr = *slot;
+		slot->pending = false;
+	}
 	spin_unlock_irqrestore(&wq->lock, flags);
 	return ok;
 }
@@ -312,14 +335,19 @@ void vrnic_srq_event(struct vrnic_dev *dev, u32 srqn, enum ib_event_type type)
 {
 	struct vrnic_srq *srq = vrnic_srq_get(dev, srqn);
 	struct ib_event ev = {};
+	unsigned long flags;
 
 	if (!srq) {
 		vrnic_count(dev, VRNIC_CNT_BAD_EQES, 1);
 		return;
 	}
 	/* The device disarmed the limit when it posted the event. */
-	if (type == IB_EVENT_SRQ_LIMIT_REACHED)
+	if (type == IB_EVENT_SRQ_LIMIT_REACHED) {
+		spin_lock_irqsave(&srq->limit_spin, flags);
 		WRITE_ONCE(srq->srq_limit, 0);
+		srq->limit_fired = true;
+		spin_unlock_irqrestore(&srq->limit_spin, flags);
+	}
 	if (srq->ibsrq.event_handler) {
 		ev.device = &dev->ibdev;
 		ev.event = type;

@@ -364,25 +364,37 @@ static inline struct vrnic_cq *to_vcq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct vrnic_cq, ibcq);
 }
 
+/*
+ * What a kernel queue remembers of a posted WQE, by slot: CQEs name only
+ * the index, so nothing the device writes becomes a wr_id or a length.
+ */
+struct vrnic_wr_slot {
+	u64 wr_id;
+	u32 len;			/* receives: the SGEs' total length */
+	u32 idx;			/* SRQs: the index it was posted at */
+	bool pending;			/* SRQs: posted, not completed yet */
+};
+
 struct vrnic_wq {
 	struct vrnic_dma ring;		/* kernel QPs */
 	struct rdma_user_mmap_entry *entry;	/* user QPs */
 	u32 log_depth;
 	u32 wqe_shift;
 	u32 max_sge;
+	bool shared;			/* an SRQ: slots complete in any order */
 	/* kernel QPs and SRQs */
 	spinlock_t lock;
 	u32 pi;				/* posted */
 	u32 ci;				/* retired (from CQEs); for an SRQ
 					 * the device's ci last read
 					 */
-	u64 *wrid;			/* not for SRQs: CQEs carry the wr_id */
+	struct vrnic_wr_slot *wrid;
 };
 
 /*
  * A shared receive queue. The device writes the consumer index into the
- * doorbell slot, so a kernel SRQ knows its free slots without the CQEs,
- * which arrive on the CQs of every QP it serves.
+ * doorbell slot: a kernel SRQ slot is free once the device has read it and
+ * its CQE, on the CQ of whichever QP took it, has been polled.
  */
 struct vrnic_srq {
 	struct ib_srq ibsrq;
@@ -391,7 +403,9 @@ struct vrnic_srq {
 	bool user;
 	struct vrnic_wq wq;		/* ci unused: the slot's ci word */
 	struct mutex limit_lock;	/* modify_srq vs. modify_srq */
+	spinlock_t limit_spin;		/* the next two vs. the LIMIT event */
 	u32 srq_limit;			/* armed limit; 0 after the event */
+	bool limit_fired;		/* a LIMIT event during modify_srq */
 	refcount_t refcount;		/* lifetime against EQE dispatch */
 	struct completion free;
 };
@@ -578,7 +592,7 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct vrnic_qp *vrnic_qp_get(struct vrnic_dev *dev, u32 qpn);
 void vrnic_qp_put(struct vrnic_qp *qp);
 bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
-		     u64 *wr_id);
+		     struct vrnic_wr_slot *wr);
 u32 vrnic_rq_shift_needed(u32 sge);
 int vrnic_pick_shift(u32 requested, u32 needed, u32 min, u32 max);
 int vrnic_wq_log_depth(u32 wr, u32 max_wr, u32 shift);
@@ -597,7 +611,8 @@ int vrnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int vrnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
-bool vrnic_srq_wqe_posted(struct vrnic_srq *srq, u32 wqe_idx);
+bool vrnic_srq_retire(struct vrnic_srq *srq, u32 wqe_idx,
+		      struct vrnic_wr_slot *wr);
 void vrnic_srq_event(struct vrnic_dev *dev, u32 srqn, enum ib_event_type type);
 
 #endif /* VRNIC_H */
