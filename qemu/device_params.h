@@ -21,7 +21,7 @@ struct DeviceParams {
     uint32_t max_srq = 16384;
     uint32_t max_srq_wr = 16384;
     uint32_t max_srq_sge = 16;
-    uint32_t max_qp_wr = 4096;
+    uint32_t max_qp_wr = 32768;
     uint32_t max_sge = 16;
     uint32_t max_inline = 256;
     uint32_t max_cqe = 65536;

@@ -299,7 +299,7 @@ TEST_F(Commands, QpCreateValidation) {
         {"CQ of the kernel", BAD_HANDLE, [&](auto& q) { q.recv_cqn = kcq.cqn; }},
         {"srq", BAD_HANDLE, [](auto& q) { q.srqn = 5; }},
         {"sq depth 0", BAD_PARAM, [](auto& q) { q.sq_log_depth = 0; }},
-        {"sq depth > max_qp_wr", BAD_PARAM, [](auto& q) { q.sq_log_depth = 13; }},
+        {"sq depth > max_qp_wr", BAD_PARAM, [](auto& q) { q.sq_log_depth = 16; }},
         {"sq shift 5", BAD_PARAM, [](auto& q) { q.sq_wqe_shift = 5; }},
         {"rq shift 12", BAD_PARAM, [](auto& q) { q.rq_wqe_shift = 12; }},
         {"sq misaligned", BAD_ADDR, [](auto& q) { q.sq_addr += 64; }},
