@@ -353,12 +353,7 @@ TEST_F(Commands, DoorbellSlotsRunOut) {
 }
 
 TEST_F(Commands, SetGidValidation) {
-    vrnic_cmd_set_gid g{};
-    g.index = 3;
-    g.gid_type = VRNIC_GID_TYPE_ROCE_V2;
-    g.flags = VRNIC_GID_F_VALID;
-    g.vlan_id = VRNIC_VLAN_NONE;
-    g.gid[15] = 1;
+    const vrnic_cmd_set_gid g = gid_entry(3);
     EXPECT_EQ(OK, drv.cmd(VRNIC_CMD_SET_GID, &g, sizeof(g)));
     auto bad = g;
     bad.index = 16;
@@ -378,13 +373,7 @@ TEST_F(Commands, SetGidValidation) {
 }
 
 TEST_F(Commands, AhChecksItsAddressVectorAndHoldsItsPd) {
-    vrnic_cmd_set_gid g{};
-    g.index = 1;
-    g.gid_type = VRNIC_GID_TYPE_ROCE_V2;
-    g.flags = VRNIC_GID_F_VALID;
-    g.vlan_id = VRNIC_VLAN_NONE;
-    g.gid[15] = 1;
-    ASSERT_EQ(OK, drv.cmd(VRNIC_CMD_SET_GID, &g, sizeof(g)));
+    ASSERT_EQ(OK, drv.set_gid(1));
     const uint32_t pd = drv.create_pd(0);
     vrnic_cmd_create_ah c{};
     c.pd = pd;

@@ -150,8 +150,8 @@ void FakeDriver::connect_pair(const QpInfo& a, const QpInfo& b) {
     connect(b, a.qpn);
 }
 
-void FakeDriver::activate(const QpInfo& qp, const Path& p) {
-    ASSERT_EQ(0u, GuestDriver::connect(qp.qpn, p));
+void FakeDriver::activate(const QpInfo& qp, const Path& p, uint8_t last) {
+    ASSERT_EQ(0u, GuestDriver::connect(qp.qpn, p, last));
 }
 
 uint32_t FakeDriver::create_ah(uint32_t pd, const vrnic_av& av) {

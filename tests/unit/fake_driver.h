@@ -51,8 +51,8 @@ class FakeDriver : public GuestDriver {
                  uint8_t min_rnr_timer = 1, uint32_t access = VRNIC_ACCESS_ALL,
                  uint32_t rq_psn = kPsn, uint32_t sq_psn = kPsn);
     void connect_pair(const QpInfo& a, const QpInfo& b);
-    // RESET -> INIT -> RTR -> RTS along p (of any QP type).
-    void activate(const QpInfo& qp, const Path& p);
+    // RESET -> INIT -> ... -> last along p (of any QP type).
+    void activate(const QpInfo& qp, const Path& p, uint8_t last = VRNIC_QPS_RTS);
     uint32_t create_ah(uint32_t pd, const vrnic_av& av);
     vrnic_qp_attr query_qp(const QpInfo& qp);
 

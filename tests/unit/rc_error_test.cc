@@ -262,26 +262,8 @@ TEST_F(RcError, ReadNeedsResponderRdAtomicResources) {
     b = drv.create_qp(0, pd, b_cq, b_cq);
     drv.connect(a, b.qpn);
     // b: INIT -> RTR with max_dest_rd_atomic 0.
-    vrnic_qp_attr x{};
-    x.qp_state = VRNIC_QPS_INIT;
-    x.port_num = 1;
-    x.qp_access_flags = VRNIC_ACCESS_ALL;
-    ASSERT_EQ(0u, drv.modify_qp(b,
-                                VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_PKEY_INDEX |
-                                    VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS,
-                                x));
-    x = {};
-    x.qp_state = VRNIC_QPS_RTR;
-    x.path_mtu = VRNIC_MTU_1024;
-    x.rq_psn = FakeDriver::kPsn; // what a sends from
-    x.dest_qpn = a.qpn;
-    x.av.vlan_id = VRNIC_VLAN_NONE;
-    memcpy(x.av.dgid, kGid, 16);
-    ASSERT_EQ(0u, drv.modify_qp(b,
-                                VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU |
-                                    VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
-                                    VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER,
-                                x));
+    drv.activate(b, Path{.dest_qpn = a.qpn, .max_dest_rd_atomic = 0, .mtu = VRNIC_MTU_1024},
+                 VRNIC_QPS_RTR);
     src = buffer(4096, kLw, 0x5c, &src_gpa);
     dst = buffer(4096, VRNIC_ACCESS_ALL, 0, &dst_gpa);
     drv.take_async_events();
@@ -449,31 +431,8 @@ TEST_F(RcError, CommEstOnFirstMessageInRtr) {
     vrnic_qp_attr x{};
     x.qp_state = VRNIC_QPS_RESET;
     ASSERT_EQ(0u, drv.modify_qp(b, VRNIC_QP_ATTR_STATE, x));
-    drv.connect(b, a.qpn);
-    x.qp_state = VRNIC_QPS_RESET;
-    // connect() goes to RTS; redo up to RTR by hand.
-    ASSERT_EQ(0u, drv.modify_qp(b, VRNIC_QP_ATTR_STATE, x));
-    x = {};
-    x.qp_state = VRNIC_QPS_INIT;
-    x.port_num = 1;
-    x.qp_access_flags = VRNIC_ACCESS_ALL;
-    ASSERT_EQ(0u, drv.modify_qp(b,
-                                VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_PKEY_INDEX |
-                                    VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS,
-                                x));
-    x = {};
-    x.qp_state = VRNIC_QPS_RTR;
-    x.path_mtu = VRNIC_MTU_1024;
-    x.rq_psn = FakeDriver::kPsn; // what a sends from
-    x.dest_qpn = a.qpn;
-    x.max_dest_rd_atomic = 1;
-    x.av.vlan_id = VRNIC_VLAN_NONE;
-    memcpy(x.av.dgid, kGid, 16);
-    ASSERT_EQ(0u, drv.modify_qp(b,
-                                VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU |
-                                    VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
-                                    VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER,
-                                x));
+    drv.activate(b, Path{.dest_qpn = a.qpn, .max_dest_rd_atomic = 1, .mtu = VRNIC_MTU_1024},
+                 VRNIC_QPS_RTR);
     drv.take_async_events();
     EXPECT_EQ(VRNIC_WC_SUCCESS, one(write()).status);
     EXPECT_EQ(VRNIC_WC_SUCCESS, one(write()).status);
