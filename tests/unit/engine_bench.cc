@@ -1,11 +1,15 @@
 // Micro-benchmark of the model's engine alone (no QEMU, no threads): WQEs/s
 // for 64-byte RDMA WRITEs and GB/s for 64 KiB WRITEs between two fake guest
 // buffers, next to plain memcpy of the same size measured in the same run.
+// `--count WORKLOAD N` instead runs N messages of one workload and nothing
+// else, for scripts/bench/engine-count to count instructions under callgrind.
 #include "fake_driver.h"
 
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
 using namespace vrnic;
@@ -13,16 +17,18 @@ using namespace vrnic::test;
 
 namespace {
 
-// A connected loopback QP with a deep SQ full of identical WRITE WQEs, so an
-// iteration only publishes a new producer index and polls the CQ.
+// A connected loopback QP with a deep SQ full of identical WQEs (and, for
+// SENDs, an RQ full of receives), so an iteration only publishes new
+// producer indices and polls the CQ.
 struct WriteLoop {
-    explicit WriteLoop(uint32_t msg_len) : len(msg_len) {
+    explicit WriteLoop(uint32_t msg_len, uint8_t opcode = VRNIC_WR_RDMA_WRITE) : len(msg_len) {
         drv.bring_up();
         uint32_t pd = drv.create_pd(0);
-        cq = drv.create_cq(0, 12);
+        cq = drv.create_cq(0, 13);
         QpOpts o;
         o.sq_log = 12;
         o.sq_shift = 6;
+        o.rq_log = 12;
         o.max_send_sge = 1;
         o.max_inline = 8;
         qp = drv.create_qp(0, pd, cq, cq, o);
@@ -34,27 +40,36 @@ struct WriteLoop {
         for (uint32_t i = 0; i < kDepth; i++) {
             SendWr w;
             w.wr_id = i;
-            w.opcode = VRNIC_WR_RDMA_WRITE;
+            w.opcode = opcode;
             // Signal every 64th: how applications keep the CQ out of the way.
             w.flags = (i % 64 == 63) ? VRNIC_WQE_F_SIGNALED : 0;
             w.remote_addr = dst.iova;
             w.rkey = dst.rkey;
             w.sge = {{src.iova, len, src.lkey}};
             drv.post_send(qp, w, false);
+            if (opcode == VRNIC_WR_SEND)
+                drv.post_recv(qp, i, {{dst.iova, len, dst.lkey}}, false);
         }
         qp.sq_pi = 0;
+        qp.rq_pi = 0;
+        with_recvs = opcode == VRNIC_WR_SEND;
     }
-    // Publishes `n` more WQEs (a multiple of 64) and runs them to completion.
+    // Publishes `n` more WQEs (and receives) and runs them to completion.
     void run(uint32_t n) {
         qp.sq_pi += n;
+        if (with_recvs)
+            qp.rq_pi += n;
         drv.publish(qp);
         while (drv.dev().poll_once()) {
         }
-        drv.poll_cq(cq);
+        for (const vrnic_cqe& e : drv.poll_cq(cq))
+            failed += e.status != VRNIC_WC_SUCCESS;
     }
     static constexpr uint32_t kDepth = 4096;
     FakeDriver drv;
     uint32_t len;
+    bool with_recvs = false;
+    uint64_t failed = 0; // completions in error: a count of nothing
     CqInfo cq;
     QpInfo qp;
     MrInfo src, dst;
@@ -108,9 +123,49 @@ class RateReporter : public benchmark::ConsoleReporter {
     std::map<std::string, double> bytes, items;
 };
 
+// The workloads of --count: streams handed over in batches, and messages
+// handed over one at a time, as a ping-pong does.
+struct Workload {
+    const char* name;
+    uint8_t opcode;
+    uint32_t len, batch;
+};
+constexpr Workload kWorkloads[] = {
+    {"write64", VRNIC_WR_RDMA_WRITE, 64, 64},
+    {"send64", VRNIC_WR_SEND, 64, 64},
+    {"write8-single", VRNIC_WR_RDMA_WRITE, 8, 1},
+    {"send8-single", VRNIC_WR_SEND, 8, 1},
+};
+
+int count(const char* name, const char* n_arg) {
+    char* end;
+    const unsigned long n = strtoul(n_arg, &end, 10);
+    for (const Workload& w : kWorkloads) {
+        if (strcmp(w.name, name) != 0)
+            continue;
+        if (*end || n % w.batch) {
+            fprintf(stderr, "--count %s: N must be a multiple of %u\n", name, w.batch);
+            return 2;
+        }
+        WriteLoop loop(w.len, w.opcode);
+        for (unsigned long i = 0; i < n; i += w.batch)
+            loop.run(w.batch);
+        if (loop.failed) {
+            fprintf(stderr, "--count %s: %llu completions in error\n", name,
+                    (unsigned long long)loop.failed);
+            return 1;
+        }
+        return 0;
+    }
+    fprintf(stderr, "--count: no workload %s\n", name);
+    return 2;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 4 && strcmp(argv[1], "--count") == 0)
+        return count(argv[2], argv[3]);
     benchmark::Initialize(&argc, argv);
     RateReporter rep;
     benchmark::RunSpecifiedBenchmarks(&rep);
