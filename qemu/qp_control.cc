@@ -4,6 +4,7 @@
 #include "events.h"
 #include "log.h"
 #include "recv_source.h"
+#include "xrc.h"
 
 #include <algorithm>
 
@@ -39,6 +40,8 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
 void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.sq.ci = qp.sq.pi();
     RecvSource(qp).entered_reset(d);
+    if (qp.type == QpType::xrc_tgt)
+        xrc_unbind_target(d, qp);
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;

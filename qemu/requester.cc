@@ -130,7 +130,7 @@ Qp* find_responder(DeviceState& d, Qp& qp) {
     if (!gid_is_local(d, qp.attr.av.dgid))
         return nullptr;
     Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
-    if (!r || r->type != qp.type || r->attr.dest_qpn != qp.qpn)
+    if (!r || r->type != responder_type(qp.type) || r->attr.dest_qpn != qp.qpn)
         return nullptr;
     if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
         return nullptr;
@@ -211,7 +211,7 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
     } else if (!resp) {
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
-    } else if (!f && qp.type == QpType::rc && !psn_in_sequence(qp, *resp)) {
+    } else if (!f && qp.type != QpType::uc && !psn_in_sequence(qp, *resp)) {
         // Dropped unanswered: the retries exhaust.
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVePsnSequence);
     } else {
@@ -341,18 +341,24 @@ bool engine_poll(DeviceState& d) {
     for (size_t k = 0; k < n && !d.pass.pass_exhausted(); k++, i = (i + 1) % n) {
         Qp& qp = *list[i];
         d.pass.start_qp();
-        if (qp.state == VRNIC_QPS_ERR) {
+        if (qp.type == QpType::xrc_tgt) {
+            // No queues: its receives are its XRC SRQs' (14.8).
+        } else if (qp.state == VRNIC_QPS_ERR) {
             progress |= flush_queue(d, qp, qp.sq, *qp.send_cq, flushed_send_opcode);
-            if (!qp.srq) // an SRQ is not the QP's to flush (14.3)
+            // An SRQ is not the QP's to flush (14.3); an XRC initiator has no RQ.
+            if (!qp.srq && qp.recv_cq)
                 progress |= flush_queue(d, qp, qp.rq, *qp.recv_cq, flushed_recv_opcode);
         } else {
             switch (qp.type) {
             case QpType::rc:
             case QpType::uc:
+            case QpType::xrc_ini:
                 progress |= process_sq(d, qp, execute_send);
                 break;
             case QpType::ud:
                 progress |= process_sq(d, qp, execute_ud_send);
+                break;
+            case QpType::xrc_tgt:
                 break;
             }
         }
