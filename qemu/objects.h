@@ -144,6 +144,11 @@ struct Qp {
     uint64_t rnr_deadline = 0;  // ns, next timer retry
     uint32_t rnr_resp_qpn = 0;  // the responder waited on
     uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
+    // Lost request: the head SQ WQE found its responder not ready yet
+    // (RESET, INIT); it is sent again after the ack timeout, retry_cnt times.
+    bool retry_waiting = false;
+    uint32_t retries = 0;
+    uint64_t retry_deadline = 0; // ns
     // The head SQ WQE's message, when an earlier pass moved part of it.
     std::unique_ptr<MsgInFlight> inflight;
     // As a responder on an SRQ: the WQE it took off the SRQ and has not

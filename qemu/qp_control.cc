@@ -28,6 +28,7 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
     qp.state = VRNIC_QPS_ERR;
     qp.attr.qp_state = VRNIC_QPS_ERR;
     qp.rnr_waiting = false;
+    qp.retry_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset(); // its WQE is flushed like the rest
     qp_set_active(d, qp, true);
@@ -46,6 +47,7 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;
     qp.rnr_waiting = false;
+    qp.retry_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset();
     qp_set_active(d, qp, false);

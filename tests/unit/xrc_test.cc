@@ -6,6 +6,8 @@
 // one of another domain fails and moves the target to ERR.
 #include "command_fixture.h"
 
+#include "completion.h"
+
 #include <algorithm>
 
 namespace vrnic::test {
@@ -411,6 +413,57 @@ TEST_F(XrcPath, DestroyingTheBoundSrqUnbindsTheTarget) {
     EXPECT_EQ(VRNIC_WC_REM_INV_REQ_ERR, send_status());
     EXPECT_EQ(OK, destroy(VRNIC_CMD_DESTROY_QP, tgt.qpn));
     EXPECT_EQ(OK, destroy(VRNIC_CMD_DEALLOC_XRCD, xrcd));
+}
+
+// A target not connected yet drops the request unanswered, as IB does: the
+// initiator sends it again after its ack timeout, retry_cnt times (what a
+// server needs whose client is still connecting its target).
+TEST_F(XrcTest, TargetNotReadyYetIsRetried) {
+    SrqInfo s = xsrq(u1, pd1, xrcd, cq1.cqn);
+    const uint64_t dst_gpa = drv.alloc(4096);
+    MrInfo dst = drv.reg_mr(pd1, dst_gpa, 4096, VRNIC_ACCESS_LOCAL_WRITE);
+    const uint64_t src_gpa = drv.alloc(4096);
+    drv.fill(src_gpa, 4096, 0x77);
+    MrInfo src = drv.reg_mr(kpd, src_gpa, 4096, VRNIC_ACCESS_LOCAL_WRITE);
+    drv.post_srq_recv(s, 9, {{dst.iova, 64, dst.lkey}});
+    for (bool connect_late : {true, false}) {
+        SCOPED_TRACE(connect_late);
+        QpInfo ini, tgt;
+        ASSERT_EQ(OK, create_qp(ini_req(0, kpd, kcq), &ini));
+        ASSERT_EQ(OK, create_qp(tgt_req(xrcd), &tgt));
+        Path p{.qp_type = VRNIC_QPT_XRC_INI, .dest_qpn = tgt.qpn, .retry_cnt = 3};
+        drv.activate(ini, p);
+        SendWr w;
+        w.xrc_srqn = s.srqn;
+        w.sge = {{src.iova, 64, src.lkey}};
+        drv.post_send(ini, w);
+        drv.run();
+        EXPECT_TRUE(drv.poll_cq(kcq).empty()); // the target is in RESET: lost
+        for (int i = 0; i < 3; i++) {
+            drv.clock() += 100'000'000; // past the ack timeout (14: 67 ms)
+            drv.run();
+            EXPECT_TRUE(drv.poll_cq(kcq).empty()) << "retry " << i;
+        }
+        if (connect_late) {
+            p.qp_type = VRNIC_QPT_XRC_TGT;
+            p.dest_qpn = ini.qpn;
+            drv.activate(tgt, p);
+        }
+        drv.clock() += 100'000'000;
+        drv.run();
+        auto c = drv.poll_cq(kcq);
+        ASSERT_EQ(1u, c.size());
+        if (connect_late) {
+            EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+            auto r = drv.poll_cq(cq1);
+            ASSERT_EQ(1u, r.size());
+            EXPECT_EQ(tgt.qpn, r[0].qpn);
+            EXPECT_TRUE(drv.check_pattern(dst_gpa, 64, 0x77));
+        } else {
+            EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status); // after 3 retries
+            EXPECT_EQ(kVeNoResponder, c[0].vendor_err);
+        }
+    }
 }
 
 } // namespace
