@@ -125,8 +125,8 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "xrcd of a QP that is no XRC target");
     // An XRC initiator sends only: it has no receive side.
     const bool ini = type == QpType::xrc_ini;
-    if (ini && (c.recv_cqn || c.srqn || c.rq_addr || c.rq_log_depth || c.rq_wqe_shift ||
-                c.max_recv_sge))
+    if (ini &&
+        (c.recv_cqn || c.srqn || c.rq_addr || c.rq_log_depth || c.rq_wqe_shift || c.max_recv_sge))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "receive-side field of an XRC initiator");
     Uctx* u = d.find_uctx(c.uctx);
     Pd* pd = d.obj->pds.find(c.pd);
@@ -144,9 +144,9 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     if (uint32_t st =
             check_wq(d, c.sq_addr, c.sq_log_depth, c.sq_wqe_shift, VRNIC_SQ_WQE_SHIFT_MIN))
         CMD_FAIL(st, "SQ ring");
-    if (uint32_t st =
-            srq || ini ? 0
-                       : check_wq(d, c.rq_addr, c.rq_log_depth, c.rq_wqe_shift, VRNIC_RQ_WQE_SHIFT_MIN))
+    if (uint32_t st = srq || ini ? 0
+                                 : check_wq(d, c.rq_addr, c.rq_log_depth, c.rq_wqe_shift,
+                                            VRNIC_RQ_WQE_SHIFT_MIN))
         CMD_FAIL(st, "RQ ring");
     if (c.max_send_sge > d.params.max_sge || c.max_send_sge > VRNIC_SQ_MAX_SGE(c.sq_wqe_shift))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_send_sge");

@@ -104,9 +104,9 @@ struct Srq {
     uint32_t srqn = 0;
     Uctx* uctx = nullptr;
     Pd* pd = nullptr;
-    Xrcd* xrcd = nullptr; // an XRC SRQ: its domain; the responder's PD is pd
-    Cq* cq = nullptr;     // an XRC SRQ: where its receives complete
-    WorkQueue wq;         // pi_word and ci_word are the doorbell slot's
+    Xrcd* xrcd = nullptr;        // an XRC SRQ: its domain; the responder's PD is pd
+    Cq* cq = nullptr;            // an XRC SRQ: where its receives complete
+    WorkQueue wq;                // pi_word and ci_word are the doorbell slot's
     uint32_t* ci_word = nullptr; // device-written, release-stored
     uint32_t db_slot = 0;
     uint32_t limit = 0;      // armed SRQ_LIMIT threshold; 0: disarmed

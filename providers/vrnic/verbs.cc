@@ -559,8 +559,8 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
         auto* srq = new Srq();
         WithUdata<struct ibv_create_srq, vrnic_ibv_create_srq> cmd{};
         WithUdata<ib_uverbs_create_srq_resp, vrnic_ibv_create_srq_resp> resp{};
-        int err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, cmd.core(), cmd.size(),
-                                     resp.core(), resp.size());
+        int err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, cmd.core(), cmd.size(), resp.core(),
+                                     resp.size());
         if (err) {
             delete srq;
             return err;

@@ -351,9 +351,8 @@ int ibv_cmd_create_srq_ex(struct ibv_context* context, struct verbs_srq* srq,
                           size_t cmd_size, struct ib_uverbs_create_srq_resp* resp,
                           size_t resp_size);
 int ibv_cmd_open_xrcd(struct ibv_context* context, struct verbs_xrcd* xrcd, int vxrcd_size,
-                      struct ibv_xrcd_init_attr* attr, struct ibv_open_xrcd* cmd,
-                      size_t cmd_size, struct ib_uverbs_open_xrcd_resp* resp,
-                      size_t resp_size);
+                      struct ibv_xrcd_init_attr* attr, struct ibv_open_xrcd* cmd, size_t cmd_size,
+                      struct ib_uverbs_open_xrcd_resp* resp, size_t resp_size);
 int ibv_cmd_close_xrcd(struct verbs_xrcd* xrcd);
 int ibv_cmd_open_qp(struct ibv_context* context, struct verbs_qp* qp, int vqp_sz,
                     struct ibv_qp_open_attr* attr, struct ibv_open_qp* cmd, size_t cmd_size,

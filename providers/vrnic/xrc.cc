@@ -30,8 +30,8 @@ ibv_xrcd* open_xrcd(ibv_context* context, ibv_xrcd_init_attr* attr) noexcept {
         auto* x = new Xrcd();
         struct ibv_open_xrcd cmd {};
         ib_uverbs_open_xrcd_resp resp{};
-        int err = ibv_cmd_open_xrcd(context, &x->vxrcd, sizeof(x->vxrcd), attr, &cmd,
-                                    sizeof(cmd), &resp, sizeof(resp));
+        int err = ibv_cmd_open_xrcd(context, &x->vxrcd, sizeof(x->vxrcd), attr, &cmd, sizeof(cmd),
+                                    &resp, sizeof(resp));
         if (err) {
             delete x;
             return err;
@@ -58,7 +58,8 @@ ibv_srq* create_srq_ex(ibv_context* context, ibv_srq_init_attr_ex* attr) noexcep
                                    IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
         if (attr->comp_mask & ~known)
             return EOPNOTSUPP;
-        const bool xrc = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_XRC;
+        const bool xrc =
+            (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type == IBV_SRQT_XRC;
         if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) && attr->srq_type != IBV_SRQT_BASIC && !xrc)
             return EOPNOTSUPP;
         if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd)
@@ -105,8 +106,8 @@ int create_xrc_recv(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) n
         // The kernel creates the target without this driver's udata.
         WithUdata<struct ibv_create_qp, vrnic_ibv_create_qp> cmd{};
         WithUdata<ib_uverbs_create_qp_resp, vrnic_ibv_create_qp_resp> resp{};
-        int err = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, cmd.core(), cmd.size(),
-                                       resp.core(), resp.size());
+        int err = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, cmd.core(), cmd.size(), resp.core(),
+                                       resp.size());
         if (err) {
             destroy_object(qp, kResTypeQp);
             return err;
