@@ -168,6 +168,18 @@ static u8 vrnic_qpt(enum ib_qp_type type)
 	}
 }
 
+/* Make the QP the device created findable by its qpn (events, CQEs). */
+int vrnic_qp_publish(struct vrnic_dev *dev, struct vrnic_qp *qp)
+{
+	if (xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL)) {
+		dev_err(&dev->pdev->dev, "CREATE_QP reused live qpn %u\n",
+			qp->qpn);
+		return -EIO;
+	}
+	qp->ibqp.qp_num = qp->qpn;
+	return 0;
+}
+
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -324,14 +336,9 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = -EIO;
 		goto err_destroy;
 	}
-	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
-	if (err) {
-		dev_err(&dev->pdev->dev, "CREATE_QP reused live qpn %u\n",
-			qp->qpn);
-		err = -EIO;
+	err = vrnic_qp_publish(dev, qp);
+	if (err)
 		goto err_destroy;
-	}
-	ibqp->qp_num = qp->qpn;
 
 	cap->max_send_wr = 1U << sq_log;
 	cap->max_recv_wr = own_rq ? 1U << rq_log : 0;

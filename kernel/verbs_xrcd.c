@@ -80,14 +80,9 @@ int vrnic_create_xrc_tgt(struct ib_qp *ibqp, struct ib_qp_init_attr *init)
 	mutex_init(&qp->state_lock);
 	refcount_set(&qp->refcount, 1);
 	init_completion(&qp->free);
-	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
-	if (err) {
-		dev_err(&dev->pdev->dev, "CREATE_QP reused live qpn %u\n",
-			qp->qpn);
-		err = -EIO;
+	err = vrnic_qp_publish(dev, qp);
+	if (err)
 		goto err_destroy;
-	}
-	ibqp->qp_num = qp->qpn;
 	memset(&init->cap, 0, sizeof(init->cap));
 	return 0;
 

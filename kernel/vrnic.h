@@ -602,6 +602,7 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 struct vrnic_qp *vrnic_qp_get(struct vrnic_dev *dev, u32 qpn);
 void vrnic_qp_put(struct vrnic_qp *qp);
+int vrnic_qp_publish(struct vrnic_dev *dev, struct vrnic_qp *qp);
 bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
 		     struct vrnic_wr_slot *wr);
 u32 vrnic_rq_shift_needed(u32 sge);
