@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		3
+#define VRNIC_VERSION_MINOR		5
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -281,7 +281,8 @@ struct vrnic_regs {
 	__le32 hw_rev;
 	__le32 max_mcast_grp;		/* 1.3: multicast groups */
 	__le32 max_mcast_qp_attach;	/* 1.3: QPs per group */
-	__u8 rsvd_0b4[12];
+	__le32 max_xrcd;		/* 1.5: XRC domains; 0: no XRC */
+	__u8 rsvd_0b8[8];
 
 	/* 0x0c0: device status; written by the device when it changes */
 	__le32 device_status;		/* VRNIC_DEV_STATUS_* */
@@ -411,6 +412,8 @@ enum vrnic_cmd_opcode {
 	VRNIC_CMD_ATTACH_MCAST		= 0x1a,	/* 1.3 */
 	VRNIC_CMD_DETACH_MCAST		= 0x1b,	/* 1.3 */
 	VRNIC_CMD_QUERY_CLOCK		= 0x1c,	/* 1.3 */
+	VRNIC_CMD_ALLOC_XRCD		= 0x1d,	/* 1.5 */
+	VRNIC_CMD_DEALLOC_XRCD		= 0x1e,	/* 1.5 */
 };
 
 /* Command status, written by the device.  Errno in the spec's table. */
@@ -559,6 +562,8 @@ enum vrnic_qp_type {
 	VRNIC_QPT_RC			= 2,
 	VRNIC_QPT_UC			= 3,	/* 1.3 */
 	VRNIC_QPT_UD			= 4,	/* 1.3 */
+	VRNIC_QPT_XRC_INI		= 9,	/* 1.5 */
+	VRNIC_QPT_XRC_TGT		= 10,	/* 1.5 */
 };
 
 /* UD: a WQE's remote_qkey with this bit set means the QP's own qkey. */
@@ -587,7 +592,7 @@ struct vrnic_cmd_create_qp {
 	__le16 max_send_sge;
 	__le16 max_recv_sge;
 	__le32 max_inline;
-	__le32 reserved1;
+	__le32 xrcd;			/* 1.5: XRC_TGT only, else 0 */
 };
 
 struct vrnic_cmd_create_qp_resp {
@@ -695,6 +700,8 @@ struct vrnic_cmd_create_srq {
 	__u8 wqe_shift;
 	__le16 max_sge;
 	__le32 srq_limit;
+	__le32 xrcd;			/* 1.5: an XRC SRQ's domain, else 0 */
+	__le32 cqn;			/* 1.5: an XRC SRQ's CQ, else 0 */
 };
 
 struct vrnic_cmd_create_srq_resp {
@@ -770,6 +777,17 @@ struct vrnic_cmd_query_clock_resp {
 	__le64 now_ns;
 };
 
+/* ALLOC_XRCD (1.5): an XRC domain of a context (the kernel's: shared). */
+struct vrnic_cmd_alloc_xrcd {
+	__le32 uctx;
+	__le32 reserved;
+};
+
+struct vrnic_cmd_alloc_xrcd_resp {
+	__le32 xrcd;
+	__le32 reserved;
+};
+
 /* ATTACH_MCAST, DETACH_MCAST: a UD QP joins or leaves a multicast GID. */
 struct vrnic_cmd_mcast {
 	__le32 qpn;
@@ -807,6 +825,8 @@ struct vrnic_cmd {
 		struct vrnic_cmd_set_eth set_eth;
 		struct vrnic_cmd_mcast mcast;
 		struct vrnic_cmd_query_clock_resp query_clock_resp;
+		struct vrnic_cmd_alloc_xrcd alloc_xrcd;
+		struct vrnic_cmd_alloc_xrcd_resp alloc_xrcd_resp;
 		__u8 payload[VRNIC_CMD_PAYLOAD_SIZE];
 	};
 };
@@ -955,16 +975,21 @@ struct vrnic_sge {
 	__le32 lkey;
 };
 
+/*
+ * RC, UC and XRC sends: on an XRC_INI QP every opcode names the remote XRC
+ * SRQ in xrc_srqn (1.5), at the same offset in both layouts; RC and UC
+ * leave it 0.
+ */
 struct vrnic_wqe_rdma {
 	__le64 remote_addr;
 	__le32 rkey;
-	__le32 reserved;
+	__le32 xrc_srqn;
 };
 
 struct vrnic_wqe_atomic {
 	__le64 remote_addr;		/* 8-byte aligned */
 	__le32 rkey;
-	__le32 reserved;
+	__le32 xrc_srqn;
 	__le64 compare_add;		/* host order */
 	__le64 swap;			/* host order */
 };
@@ -1107,6 +1132,7 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_max_mtu, 0x0a4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, hw_rev, 0x0a8);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mcast_grp, 0x0ac);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mcast_qp_attach, 0x0b0);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_xrcd, 0x0b4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, device_status, 0x0c0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, fatal_code, 0x0c4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, reset_ack, 0x0c8);
@@ -1160,7 +1186,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_av, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_qp_attr, 72);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_modify_qp, 80);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_qp_resp, 72);
-VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_srq, 24);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_srq, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_srq_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_modify_srq, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_ah, 40);
@@ -1171,6 +1197,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_eq_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_eth, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_mcast, 24);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_clock_resp, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_xrcd, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_xrcd_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd, VRNIC_CMD_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd, payload, 16);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd_reg_mr, pbl_addr, 0x18);
@@ -1219,6 +1247,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_send_wqe_hdr, VRNIC_SEND_WQE_HDR_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, opcode, 0x08);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, imm_data, 0x0c);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, rdma, 0x10);
+VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, rdma.xrc_srqn, 0x1c);
+VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, atomic.xrc_srqn, 0x1c);
 VRNIC_ASSERT_SIZE(struct vrnic_inline_hdr, VRNIC_INLINE_HDR_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_recv_wqe_hdr, VRNIC_RECV_WQE_HDR_SIZE);
 VRNIC_STATIC_ASSERT(VRNIC_SQ_MAX_SGE(VRNIC_SQ_WQE_SHIFT_MIN) >= 1,

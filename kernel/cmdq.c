@@ -59,6 +59,8 @@ static const char *vrnic_cmd_name(u16 opcode)
 		[VRNIC_CMD_ATTACH_MCAST] = "ATTACH_MCAST",
 		[VRNIC_CMD_DETACH_MCAST] = "DETACH_MCAST",
 		[VRNIC_CMD_QUERY_CLOCK] = "QUERY_CLOCK",
+		[VRNIC_CMD_ALLOC_XRCD] = "ALLOC_XRCD",
+		[VRNIC_CMD_DEALLOC_XRCD] = "DEALLOC_XRCD",
 	};
 
 	if (opcode < ARRAY_SIZE(names) && names[opcode])

@@ -315,6 +315,8 @@ static int vrnic_read_caps(struct vrnic_dev *dev)
 	c->eth_max_mtu = readl(&r->eth_max_mtu);
 	c->max_mcast_grp = readl(&r->max_mcast_grp);
 	c->max_mcast_qp_attach = readl(&r->max_mcast_qp_attach);
+	/* Reserved (0) before 1.5. */
+	c->max_xrcd = c->version_minor >= 5 ? readl(&r->max_xrcd) : 0;
 	c->hw_rev = readl(&r->hw_rev);
 	c->max_mtu = readl(&r->max_mtu);
 

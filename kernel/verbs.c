@@ -13,6 +13,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
 	.alloc_pd = vrnic_alloc_pd,
 	.alloc_ucontext = vrnic_alloc_ucontext,
+	.alloc_xrcd = vrnic_alloc_xrcd,
 	.attach_mcast = vrnic_attach_mcast,
 	.create_ah = vrnic_create_ah,
 	.create_user_ah = vrnic_create_ah,
@@ -21,6 +22,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.create_srq = vrnic_create_srq,
 	.dealloc_pd = vrnic_dealloc_pd,
 	.dealloc_ucontext = vrnic_dealloc_ucontext,
+	.dealloc_xrcd = vrnic_dealloc_xrcd,
 	.del_gid = vrnic_del_gid,
 	.detach_mcast = vrnic_detach_mcast,
 	.dereg_mr = vrnic_dereg_mr,
@@ -60,4 +62,5 @@ const struct ib_device_ops vrnic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrnic_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, vrnic_xrcd, ibxrcd),
 };

@@ -77,6 +77,8 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->max_srq_wr = vrnic_clamp_int(c->max_srq_wr);
 		attr->max_srq_sge = vrnic_clamp_int(c->max_srq_sge);
 	}
+	if (vrnic_has_xrc(dev))
+		attr->device_cap_flags |= IB_DEVICE_XRC;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	/* 1.3 devices stamp every CQE with a nanosecond clock (in kHz). */

@@ -161,9 +161,23 @@ static u8 vrnic_qpt(enum ib_qp_type type)
 		return VRNIC_QPT_UC;
 	case IB_QPT_UD:
 		return VRNIC_QPT_UD;
+	case IB_QPT_XRC_INI:
+		return VRNIC_QPT_XRC_INI;
 	default:
 		return 0;
 	}
+}
+
+/* Make the QP the device created findable by its qpn (events, CQEs). */
+int vrnic_qp_publish(struct vrnic_dev *dev, struct vrnic_qp *qp)
+{
+	if (xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL)) {
+		dev_err(&dev->pdev->dev, "CREATE_QP reused live qpn %u\n",
+			qp->qpn);
+		return -EIO;
+	}
+	qp->ibqp.qp_num = qp->qpn;
+	return 0;
 }
 
 int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -180,8 +194,14 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct vrnic_ibv_create_qp ucmd;
 	dma_addr_t sq_dma, rq_dma = 0;
 	int sq_shift, rq_shift = 0, sq_log, rq_log = 0, err;
-	bool own_rq = !init->srq;
+	bool xrc_ini = init->qp_type == IB_QPT_XRC_INI;
+	bool own_rq = !init->srq && !xrc_ini;
 
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return vrnic_create_xrc_tgt(ibqp, init);
+	/* XRC is for user space only, as in other drivers. */
+	if (xrc_ini && (!udata || !vrnic_has_xrc(dev)))
+		return -EOPNOTSUPP;
 	req.qp_type = vrnic_qpt(init->qp_type);
 	if (!req.qp_type) {
 		ibdev_dbg(ibqp->device, "QP type %d unsupported\n",
@@ -193,7 +213,10 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  init->create_flags);
 		return -EOPNOTSUPP;
 	}
-	/* A QP on an SRQ receives there: its receive caps do not apply. */
+	/*
+	 * A QP on an SRQ receives there, an XRC initiator not at all: the
+	 * receive caps do not apply.
+	 */
 	if (!own_rq) {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
@@ -222,7 +245,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (udata)
 		uc = rdma_udata_to_drv_context(udata, struct vrnic_ucontext,
 					       ibuc);
-	if (!own_rq && to_vsrq(init->srq)->user != !!udata) {
+	if (init->srq && to_vsrq(init->srq)->user != !!udata) {
 		ibdev_dbg(ibqp->device, "QP and SRQ of different owners\n");
 		return -EINVAL;
 	}
@@ -263,7 +286,7 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq.max_sge = min_t(u32, c->max_sge, VRNIC_SQ_MAX_SGE(sq_shift));
 	qp->max_inline = min_t(u32, c->max_inline,
 			       VRNIC_SQ_MAX_INLINE(sq_shift));
-	qp->srq = own_rq ? NULL : to_vsrq(init->srq);
+	qp->srq = init->srq ? to_vsrq(init->srq) : NULL;
 	spin_lock_init(&qp->rq.lock);
 	if (own_rq) {
 		qp->rq.log_depth = rq_log;
@@ -288,8 +311,9 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (init->sq_sig_type == IB_SIGNAL_ALL_WR)
 		req.flags |= cpu_to_le16(VRNIC_QP_F_SQ_SIG_ALL);
 	req.send_cqn = cpu_to_le32(to_vcq(init->send_cq)->cqn);
-	req.recv_cqn = cpu_to_le32(to_vcq(init->recv_cq)->cqn);
-	req.srqn = cpu_to_le32(own_rq ? VRNIC_HANDLE_NONE : qp->srq->srqn);
+	if (!xrc_ini)
+		req.recv_cqn = cpu_to_le32(to_vcq(init->recv_cq)->cqn);
+	req.srqn = cpu_to_le32(qp->srq ? qp->srq->srqn : VRNIC_HANDLE_NONE);
 	req.sq_addr = cpu_to_le64(sq_dma);
 	req.rq_addr = cpu_to_le64(rq_dma);
 	req.sq_log_depth = sq_log;
@@ -312,14 +336,9 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = -EIO;
 		goto err_destroy;
 	}
-	err = xa_insert_irq(&dev->qp_xa, qp->qpn, qp, GFP_KERNEL);
-	if (err) {
-		dev_err(&dev->pdev->dev, "CREATE_QP reused live qpn %u\n",
-			qp->qpn);
-		err = -EIO;
+	err = vrnic_qp_publish(dev, qp);
+	if (err)
 		goto err_destroy;
-	}
-	ibqp->qp_num = qp->qpn;
 
 	cap->max_send_wr = 1U << sq_log;
 	cap->max_recv_wr = own_rq ? 1U << rq_log : 0;
@@ -374,6 +393,8 @@ int vrnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vrnic_qp *qp = to_vqp(ibqp);
 	int err;
 
+	if (ibqp->qp_type == IB_QPT_XRC_TGT)
+		return vrnic_destroy_xrc_tgt(ibqp);
 	err = vrnic_cmd_destroy(dev, VRNIC_CMD_DESTROY_QP, qp->qpn);
 	if (err)
 		return err;
@@ -590,11 +611,16 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	} else {
 		vrnic_query_path(a, attr);
 	}
-	if (ibqp->qp_type == IB_QPT_RC)
+	if (ibqp->qp_type == IB_QPT_RC || ibqp->qp_type == IB_QPT_XRC_INI ||
+	    ibqp->qp_type == IB_QPT_XRC_TGT)
 		vrnic_query_reliable(a, attr);
 
-	attr->cap.max_send_wr = 1U << qp->sq.log_depth;
-	attr->cap.max_recv_wr = qp->srq ? 0 : 1U << qp->rq.log_depth;
+	/* An XRC target has no queues, an XRC initiator no RQ. */
+	if (ibqp->qp_type != IB_QPT_XRC_TGT)
+		attr->cap.max_send_wr = 1U << qp->sq.log_depth;
+	if (!qp->srq && ibqp->qp_type != IB_QPT_XRC_TGT &&
+	    ibqp->qp_type != IB_QPT_XRC_INI)
+		attr->cap.max_recv_wr = 1U << qp->rq.log_depth;
 	attr->cap.max_send_sge = qp->sq.max_sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;

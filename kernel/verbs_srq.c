@@ -36,7 +36,11 @@ static int vrnic_srq_input(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct vrnic_ibv_create_srq ucmd;
 	int shift, err;
 
-	if (!c->max_srq || init->srq_type != IB_SRQT_BASIC) {
+	/* XRC SRQs are for user space only, as in other drivers. */
+	bool xrc = init->srq_type == IB_SRQT_XRC && udata &&
+		   vrnic_has_xrc(to_vdev(ibsrq->device));
+
+	if (!c->max_srq || (init->srq_type != IB_SRQT_BASIC && !xrc)) {
 		ibdev_dbg(ibsrq->device, "SRQ type %d unsupported\n",
 			  init->srq_type);
 		return -EOPNOTSUPP;
@@ -118,6 +122,11 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	req.log_depth = log;
 	req.wqe_shift = shift;
 	req.max_sge = cpu_to_le16(srq->wq.max_sge);
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* The domain's, and a CQ of this process (the device checks). */
+		req.xrcd = cpu_to_le32(to_vxrcd(init->ext.xrc.xrcd)->handle);
+		req.cqn = cpu_to_le32(to_vcq(init->ext.cq)->cqn);
+	}
 	err = vrnic_cmd_exec(dev, VRNIC_CMD_CREATE_SRQ, &req, sizeof(req),
 			     &resp, sizeof(resp));
 	if (err)
@@ -142,6 +151,9 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	attr->max_wr = 1U << log;
 	attr->max_sge = srq->wq.max_sge;
 	attr->srq_limit = 0;
+	/* What a message to an XRC target names (ibv_get_srq_num). */
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	if (uc) {
 		uresp.srqn = srq->srqn;
 		uresp.db_slot = srq->db_slot;

@@ -88,6 +88,7 @@ struct vrnic_caps {
 	u32 eth_max_mtu;
 	u32 max_mcast_grp;
 	u32 max_mcast_qp_attach;
+	u32 max_xrcd;			/* 1.5 */
 	u32 hw_rev;
 	u32 max_mtu;
 	/* from QUERY_PORT at probe */
@@ -321,6 +322,16 @@ struct vrnic_pd {
 static inline struct vrnic_pd *to_vpd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct vrnic_pd, ibpd);
+}
+
+struct vrnic_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 handle;			/* of the kernel context: shared */
+};
+
+static inline struct vrnic_xrcd *to_vxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct vrnic_xrcd, ibxrcd);
 }
 
 struct vrnic_mr {
@@ -591,6 +602,7 @@ int vrnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 struct vrnic_qp *vrnic_qp_get(struct vrnic_dev *dev, u32 qpn);
 void vrnic_qp_put(struct vrnic_qp *qp);
+int vrnic_qp_publish(struct vrnic_dev *dev, struct vrnic_qp *qp);
 bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
 		     struct vrnic_wr_slot *wr);
 u32 vrnic_rq_shift_needed(u32 sge);
@@ -601,6 +613,13 @@ int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
 		   u64 *size);
 void vrnic_wq_free(struct vrnic_dev *dev, struct vrnic_wq *wq);
 int vrnic_wq_post_recv(struct vrnic_wq *wq, const struct ib_recv_wr **wr);
+
+/* verbs_xrcd.c */
+bool vrnic_has_xrc(struct vrnic_dev *dev);
+int vrnic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vrnic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vrnic_create_xrc_tgt(struct ib_qp *ibqp, struct ib_qp_init_attr *init);
+int vrnic_destroy_xrc_tgt(struct ib_qp *ibqp);
 
 /* verbs_srq.c */
 int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -5,6 +5,7 @@
 #include "qp_control.h"
 #include "qp_state_machine.h"
 #include "shared_word.h"
+#include "xrc.h"
 
 namespace vrnic {
 
@@ -25,7 +26,7 @@ uint32_t check_srq(const DeviceState& d, const vrnic_cmd_create_qp& c, const Uct
     Srq* s = d.obj->srqs.find(c.srqn);
     if (!s || s->uctx != u)
         return VRNIC_CMD_STATUS_BAD_HANDLE;
-    if (s->pd != pd || c.rq_addr || c.rq_log_depth || c.rq_wqe_shift || c.max_recv_sge)
+    if (s->xrcd || s->pd != pd || c.rq_addr || c.rq_log_depth || c.rq_wqe_shift || c.max_recv_sge)
         return VRNIC_CMD_STATUS_BAD_PARAM;
     *out = s;
     return VRNIC_CMD_STATUS_OK;
@@ -111,20 +112,29 @@ void apply_attrs(vrnic_qp_attr& q, uint32_t mask, const vrnic_qp_attr& a) {
 
 CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     const vrnic_cmd_create_qp& c = in.create_qp;
-    if (c.reserved0 || c.reserved1)
+    if (c.reserved0)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field");
     if (c.flags & ~uint16_t(VRNIC_QP_F_SQ_SIG_ALL))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown QP flags");
     QpType type;
     if (uint32_t st = qp_type_from_dev(c.qp_type, &type))
         CMD_FAIL(st, "QP type");
+    if (type == QpType::xrc_tgt)
+        return create_xrc_tgt(d, c, out);
+    if (c.xrcd)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "xrcd of a QP that is no XRC target");
+    // An XRC initiator sends only: it has no receive side.
+    const bool ini = type == QpType::xrc_ini;
+    if (ini &&
+        (c.recv_cqn || c.srqn || c.rq_addr || c.rq_log_depth || c.rq_wqe_shift || c.max_recv_sge))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "receive-side field of an XRC initiator");
     Uctx* u = d.find_uctx(c.uctx);
     Pd* pd = d.obj->pds.find(c.pd);
     Cq* scq = d.obj->cqs.find(c.send_cqn);
-    Cq* rcq = d.obj->cqs.find(c.recv_cqn);
-    if (!u || !pd || !scq || !rcq)
+    Cq* rcq = ini ? nullptr : d.obj->cqs.find(c.recv_cqn);
+    if (!u || !pd || !scq || (!ini && !rcq))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such context, PD or CQ");
-    if (pd->uctx != u || scq->uctx != u || rcq->uctx != u)
+    if (pd->uctx != u || scq->uctx != u || (rcq && rcq->uctx != u))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "PD or CQ of another context");
     Srq* srq = nullptr;
     if (c.srqn != VRNIC_HANDLE_NONE) {
@@ -134,13 +144,13 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     if (uint32_t st =
             check_wq(d, c.sq_addr, c.sq_log_depth, c.sq_wqe_shift, VRNIC_SQ_WQE_SHIFT_MIN))
         CMD_FAIL(st, "SQ ring");
-    if (uint32_t st =
-            srq ? 0
-                : check_wq(d, c.rq_addr, c.rq_log_depth, c.rq_wqe_shift, VRNIC_RQ_WQE_SHIFT_MIN))
+    if (uint32_t st = srq || ini ? 0
+                                 : check_wq(d, c.rq_addr, c.rq_log_depth, c.rq_wqe_shift,
+                                            VRNIC_RQ_WQE_SHIFT_MIN))
         CMD_FAIL(st, "RQ ring");
     if (c.max_send_sge > d.params.max_sge || c.max_send_sge > VRNIC_SQ_MAX_SGE(c.sq_wqe_shift))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_send_sge");
-    if (!srq &&
+    if (!srq && !ini &&
         (c.max_recv_sge > d.params.max_sge || c.max_recv_sge > VRNIC_RQ_MAX_SGE(c.rq_wqe_shift)))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_recv_sge");
     if (c.max_inline > d.params.max_inline || c.max_inline > VRNIC_SQ_MAX_INLINE(c.sq_wqe_shift))
@@ -167,7 +177,7 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
              .log_depth = c.rq_log_depth,
              .wqe_shift = c.rq_wqe_shift,
              .max_sge = c.max_recv_sge,
-             .pi_word = &db.rq_pi};
+             .pi_word = ini ? xrc_no_queue_pi() : &db.rq_pi};
     q->srq = srq;
     q->max_inline = c.max_inline;
     q->db_slot = slot;
@@ -180,7 +190,8 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     u->refs++;
     pd->refs++;
     scq->refs++;
-    rcq->refs++;
+    if (rcq)
+        rcq->refs++;
     if (srq)
         srq->refs++;
     out.create_qp_resp.qpn = q->qpn;
@@ -249,12 +260,21 @@ CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(st, "bad QP handle");
     qp_set_active(d, *q, false);
     d.obj->mcast.detach_all(q->qpn);
+    if (q->type == QpType::xrc_tgt) {
+        // Its pd, srq and recv_cq are a binding, not references.
+        xrc_unbind_target(d, *q);
+        q->xrcd->refs--;
+        q->uctx->refs--;
+        d.obj->qps.remove(in.handle.handle);
+        return cmd_ok();
+    }
     q->uctx->free_slot(q->db_slot);
     store_release(&d.bar2.slot(q->uctx->db_page, q->db_slot)->raw, uint64_t(0));
     q->uctx->refs--;
     q->pd->refs--;
     q->send_cq->refs--;
-    q->recv_cq->refs--;
+    if (q->recv_cq)
+        q->recv_cq->refs--;
     if (q->srq)
         q->srq->refs--;
     d.obj->qps.remove(in.handle.handle);

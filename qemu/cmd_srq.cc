@@ -2,6 +2,7 @@
 // SRQ commands (section 10.17).
 #include "cmd_util.h"
 #include "shared_word.h"
+#include "xrc.h"
 
 namespace vrnic {
 
@@ -14,6 +15,19 @@ CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such context or PD");
     if (pd->uctx != u)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "PD of another context");
+    Xrcd* x = nullptr;
+    Cq* cq = nullptr;
+    if (c.xrcd || c.cqn) {
+        // An XRC SRQ: a domain and the CQ of its receives, both or neither.
+        if (!c.xrcd || !c.cqn)
+            CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "XRC SRQ without XRCD or CQ");
+        x = d.obj->xrcds.find(c.xrcd);
+        cq = d.obj->cqs.find(c.cqn);
+        if (!x || !cq)
+            CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such XRCD or CQ");
+        if (!xrcd_usable(*x, *u) || cq->uctx != u)
+            CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "XRCD or CQ of another context");
+    }
     if (c.log_depth < VRNIC_WQ_LOG_DEPTH_MIN || c.log_depth > log2_floor(p.max_srq_wr))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "log_depth");
     if (c.wqe_shift < VRNIC_RQ_WQE_SHIFT_MIN || c.wqe_shift > VRNIC_SQ_WQE_SHIFT_MAX)
@@ -32,6 +46,8 @@ CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     Srq* s = srq.get();
     s->uctx = u;
     s->pd = pd;
+    s->xrcd = x;
+    s->cq = cq;
     vrnic_db_srq& db = d.bar2.slot(u->db_page, slot)->srq;
     s->wq = {.ring = c.ring_addr,
              .log_depth = c.log_depth,
@@ -49,6 +65,10 @@ CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     store_release(&d.bar2.slot(u->db_page, slot)->raw, uint64_t(0));
     u->refs++;
     pd->refs++;
+    if (x) {
+        x->refs++;
+        cq->refs++;
+    }
     out.create_srq_resp.srqn = s->srqn;
     out.create_srq_resp.db_slot = slot;
     return cmd_ok();
@@ -80,6 +100,11 @@ CmdResult cmd_destroy_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(st, "bad SRQ handle");
     if (s->refs)
         CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "SRQ in use by a QP");
+    if (s->xrcd) {
+        xrc_srq_gone(d, *s);
+        s->xrcd->refs--;
+        s->cq->refs--;
+    }
     s->uctx->free_slot(s->db_slot);
     store_release(&d.bar2.slot(s->uctx->db_page, s->db_slot)->raw, uint64_t(0));
     s->uctx->refs--;

@@ -86,5 +86,7 @@ CmdResult cmd_destroy_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_set_eth(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_attach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_detach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_alloc_xrcd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_dealloc_xrcd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 
 } // namespace vrnic

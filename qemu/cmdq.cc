@@ -54,9 +54,11 @@ const OpInfo* op_info(uint16_t opcode) {
         /* ATTACH_MCAST */ {cmd_attach_mcast, sizeof(vrnic_cmd_mcast), "ATTACH_MCAST"},
         /* DETACH_MCAST */ {cmd_detach_mcast, sizeof(vrnic_cmd_mcast), "DETACH_MCAST"},
         /* QUERY_CLOCK */ {cmd_query_clock, 0, "QUERY_CLOCK"},
+        /* ALLOC_XRCD */ {cmd_alloc_xrcd, sizeof(vrnic_cmd_alloc_xrcd), "ALLOC_XRCD"},
+        /* DEALLOC_XRCD */ {cmd_dealloc_xrcd, sizeof(vrnic_cmd_handle), "DEALLOC_XRCD"},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_QUERY_CLOCK + 1);
-    if (opcode == 0 || opcode > VRNIC_CMD_QUERY_CLOCK)
+    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_DEALLOC_XRCD + 1);
+    if (opcode == 0 || opcode > VRNIC_CMD_DEALLOC_XRCD)
         return nullptr;
     return &table[opcode];
 }

@@ -35,6 +35,8 @@ enum VendorErr : uint32_t {
     kVePsnSequence = 21,
     kVeBadAh = 22,
     kVeBadRemoteQpn = 23,
+    kVeNoXrcSrq = 24,  // an XRC message names no XRC SRQ
+    kVeXrcDomain = 25, // an XRC message names an SRQ of another XRC domain
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.

@@ -41,7 +41,7 @@ struct Objects {
         : mr_pages(p.max_mr_pages), keygen(p.key_seed), uctxs(p.max_uctx()), pds(p.max_pd),
           mrs(p.max_mr, KeyedLayout::mr_keys(p.handle_quarantine), keygen), cqs(p.max_cq),
           qps(p.max_qp, KeyedLayout::qpns(p.handle_quarantine), keygen), srqs(p.max_srq),
-          ahs(p.max_ah), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
+          ahs(p.max_ah), xrcds(p.max_xrcd), eqs(p.max_comp_eqs()), gids(p.gid_tbl_len),
           mcast(p.max_mcast_grp, p.max_mcast_qp_attach),
           page_owner(p.db_page_count() + 1, nullptr) {
         kernel_uctx.handle = VRNIC_UCTX_KERNEL;
@@ -59,6 +59,7 @@ struct Objects {
     KeyedTable<Qp> qps;
     HandleTable<Srq> srqs;
     HandleTable<Ah> ahs;
+    HandleTable<Xrcd> xrcds;
     HandleTable<Eq> eqs;
     std::vector<GidEntry> gids;
     McastTable mcast;
@@ -139,7 +140,9 @@ struct DeviceState {
         }
     }
     void note_delivery(const Qp& resp) {
-        if (kicker.uctx && resp.uctx == kicker.uctx)
+        // An XRC target's receives belong to the context of its SRQ.
+        const Uctx* to = resp.xrcd && resp.srq ? resp.srq->uctx : resp.uctx;
+        if (kicker.uctx && to == kicker.uctx)
             kicker.reached = true;
     }
 

@@ -42,6 +42,14 @@ struct Pd {
     uint32_t refs = 0; // MRs, QPs, AHs, SRQs
 };
 
+// An XRC domain (10.25): XRC SRQs and XRC target QPs of one domain serve
+// each other. One of the kernel context is shared by every context.
+struct Xrcd {
+    uint32_t handle = 0;
+    Uctx* uctx = nullptr;
+    uint32_t refs = 0; // XRC SRQs, XRC target QPs
+};
+
 struct Ah {
     uint32_t handle = 0;
     Pd* pd = nullptr;
@@ -96,12 +104,14 @@ struct Srq {
     uint32_t srqn = 0;
     Uctx* uctx = nullptr;
     Pd* pd = nullptr;
+    Xrcd* xrcd = nullptr;        // an XRC SRQ: its domain; the responder's PD is pd
+    Cq* cq = nullptr;            // an XRC SRQ: where its receives complete
     WorkQueue wq;                // pi_word and ci_word are the doorbell slot's
     uint32_t* ci_word = nullptr; // device-written, release-stored
     uint32_t db_slot = 0;
     uint32_t limit = 0;      // armed SRQ_LIMIT threshold; 0: disarmed
     bool pi_invalid = false; // SRQ_ERR posted for the current invalid pi
-    uint32_t refs = 0;       // QPs
+    uint32_t refs = 0;       // QPs (not the XRC targets bound to it)
 };
 
 struct Qp {
@@ -114,6 +124,9 @@ struct Qp {
     uint16_t create_flags = 0;
     WorkQueue sq, rq;   // their consumer indices are the engine's
     Srq* srq = nullptr; // receives come from it; rq is unused
+    // XRC target: its domain; srq, pd and recv_cq are those of the XRC SRQ
+    // the last message named (xrc.h), or null.
+    Xrcd* xrcd = nullptr;
     uint32_t max_inline = 0;
     uint32_t db_slot = 0;
 
@@ -131,6 +144,11 @@ struct Qp {
     uint64_t rnr_deadline = 0;  // ns, next timer retry
     uint32_t rnr_resp_qpn = 0;  // the responder waited on
     uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
+    // Lost request: the head SQ WQE found its responder not ready yet
+    // (RESET, INIT); it is sent again after the ack timeout, retry_cnt times.
+    bool retry_waiting = false;
+    uint32_t retries = 0;
+    uint64_t retry_deadline = 0; // ns
     // The head SQ WQE's message, when an earlier pass moved part of it.
     std::unique_ptr<MsgInFlight> inflight;
     // As a responder on an SRQ: the WQE it took off the SRQ and has not

@@ -4,6 +4,7 @@
 #include "events.h"
 #include "log.h"
 #include "recv_source.h"
+#include "xrc.h"
 
 #include <algorithm>
 
@@ -27,6 +28,7 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
     qp.state = VRNIC_QPS_ERR;
     qp.attr.qp_state = VRNIC_QPS_ERR;
     qp.rnr_waiting = false;
+    qp.retry_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset(); // its WQE is flushed like the rest
     qp_set_active(d, qp, true);
@@ -39,10 +41,13 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
 void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.sq.ci = qp.sq.pi();
     RecvSource(qp).entered_reset(d);
+    if (qp.type == QpType::xrc_tgt)
+        xrc_unbind_target(d, qp);
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
     qp.comm_est_sent = false;
     qp.rnr_waiting = false;
+    qp.retry_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset();
     qp_set_active(d, qp, false);

@@ -14,8 +14,15 @@ enum class QpType : uint8_t {
     rc,
     uc,
     ud,
+    xrc_ini, // XRC initiator: an SQ only; each message names a remote XRC SRQ
+    xrc_tgt, // XRC target: no queues; receives into the XRC SRQ a message names
 };
-constexpr size_t kQpTypeCount = size_t(QpType::ud) + 1;
+constexpr size_t kQpTypeCount = size_t(QpType::xrc_tgt) + 1;
+
+// The type of the QP an RC-like requester of type `t` talks to.
+inline QpType responder_type(QpType t) {
+    return t == QpType::xrc_ini ? QpType::xrc_tgt : t;
+}
 
 // CREATE_QP's qp_type field: VRNIC_CMD_STATUS_OK with *out set, UNSUPPORTED
 // for a type the interface names but this device does not implement, or
@@ -31,6 +38,12 @@ inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out) {
     case VRNIC_QPT_UD:
         *out = QpType::ud;
         return VRNIC_CMD_STATUS_OK;
+    case VRNIC_QPT_XRC_INI:
+        *out = QpType::xrc_ini;
+        return VRNIC_CMD_STATUS_OK;
+    case VRNIC_QPT_XRC_TGT:
+        *out = QpType::xrc_tgt;
+        return VRNIC_CMD_STATUS_OK;
     case VRNIC_QPT_GSI:
         return VRNIC_CMD_STATUS_UNSUPPORTED;
     default:
@@ -39,11 +52,15 @@ inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out) {
 }
 
 // Whether a send WQE of this opcode is a request the type carries (14.1):
-// RC all, UC neither READ nor atomics, UD only SEND.
+// RC and XRC initiators all, UC neither READ nor atomics, UD only SEND, an
+// XRC target (which has no SQ) none.
 inline bool qp_type_allows_opcode(QpType t, uint8_t op) {
     switch (t) {
     case QpType::rc:
+    case QpType::xrc_ini:
         return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+    case QpType::xrc_tgt:
+        return false;
     case QpType::uc:
         return op <= VRNIC_WR_SEND_WITH_IMM;
     case QpType::ud:

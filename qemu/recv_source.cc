@@ -109,7 +109,8 @@ void RecvSource::flush_taken(DeviceState& d) {
 }
 
 void RecvSource::entered_error(DeviceState& d) {
-    if (!qp_.srq)
+    // An XRC target receives from XRC SRQs even when bound to none now.
+    if (!qp_.srq && qp_.type != QpType::xrc_tgt)
         return;
     flush_taken(d);
     post_async_event(d, VRNIC_EQE_QP_LAST_WQE_REACHED, qp_.qpn);

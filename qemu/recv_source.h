@@ -40,9 +40,10 @@ class RecvSource {
     // except for the WQE the QP took, which is flushed: it belongs to the
     // SRQ's consumer, who would lose the buffer otherwise.
     void entered_reset(DeviceState& d);
+    // The WQE the QP took off its SRQ, if any, completes as flushed.
+    void flush_taken(DeviceState& d);
 
   private:
-    void flush_taken(DeviceState& d);
     Fetch fetch_srq(DeviceState& d, RecvWqe* w);
     void take_from_srq(DeviceState& d, uint32_t pi);
 

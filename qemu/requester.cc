@@ -15,6 +15,7 @@
 #include "rnr_backoff.h"
 #include "shared_word.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vrnic {
@@ -130,11 +131,48 @@ Qp* find_responder(DeviceState& d, Qp& qp) {
     if (!gid_is_local(d, qp.attr.av.dgid))
         return nullptr;
     Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
-    if (!r || r->type != qp.type || r->attr.dest_qpn != qp.qpn)
+    if (!r || r->type != responder_type(qp.type) || r->attr.dest_qpn != qp.qpn)
         return nullptr;
     if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
         return nullptr;
     return r;
+}
+
+// A QP of the responder's type at dest_qpn that is not connected yet (RESET,
+// INIT): as an IB responder, it drops the request unanswered, so the
+// requester retries it after its ack timeout (14.1).
+bool responder_not_ready(DeviceState& d, const Qp& qp) {
+    if (!gid_is_local(d, qp.attr.av.dgid))
+        return false;
+    const Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
+    return r && r->type == responder_type(qp.type) &&
+           (r->state == VRNIC_QPS_RESET || r->state == VRNIC_QPS_INIT);
+}
+
+// The ack timeout (4.096 us * 2^timeout; 0, infinite in IB, waits 100 ms
+// per retry here), at most one second.
+uint64_t ack_timeout_ns(uint8_t timeout) {
+    if (!timeout)
+        return 100'000'000;
+    return std::min<uint64_t>(uint64_t(4096) << timeout, 1'000'000'000);
+}
+
+// The request went unanswered: wait for the next retry, or, after
+// retry_cnt retries, RETRY_EXC_ERR.
+Outcome request_lost(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h) {
+    if (qp.retry_waiting && qp.retries >= qp.attr.retry_cnt) {
+        qp.retry_waiting = false;
+        complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
+        return Outcome::consumed;
+    }
+    if (qp.retry_waiting) {
+        qp.retries++;
+    } else {
+        qp.retry_waiting = true;
+        qp.retries = 0;
+    }
+    qp.retry_deadline = d.now() + ack_timeout_ns(qp.attr.timeout);
+    return Outcome::rnr_wait;
 }
 
 // UC is unreliable (14.7): nothing the responder answers reaches the
@@ -209,9 +247,11 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     } else if (Qp* resp = find_responder(d, qp); !resp && qp.type == QpType::uc) {
         count_in_reg(&d.regs()->uc_drops);
         complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
+    } else if (!resp && responder_not_ready(d, qp)) {
+        return request_lost(d, qp, h);
     } else if (!resp) {
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
-    } else if (!f && qp.type == QpType::rc && !psn_in_sequence(qp, *resp)) {
+    } else if (!f && qp.type != QpType::uc && !psn_in_sequence(qp, *resp)) {
         // Dropped unanswered: the retries exhaust.
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVePsnSequence);
     } else {
@@ -241,6 +281,7 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         }
     }
     qp.inflight.reset();
+    qp.retry_waiting = false;
     return out;
 }
 
@@ -258,6 +299,8 @@ bool process_sq(DeviceState& d, Qp& qp, Executor execute) {
             if (!moved && d.now() < qp.rnr_deadline)
                 break;
             counted = !moved;
+        } else if (qp.retry_waiting && d.now() < qp.retry_deadline) {
+            break;
         } else if (qp.state == VRNIC_QPS_SQD && qp.sqd_reached()) {
             break; // drained: fetch nothing posted after the transition
         }
@@ -341,18 +384,24 @@ bool engine_poll(DeviceState& d) {
     for (size_t k = 0; k < n && !d.pass.pass_exhausted(); k++, i = (i + 1) % n) {
         Qp& qp = *list[i];
         d.pass.start_qp();
-        if (qp.state == VRNIC_QPS_ERR) {
+        if (qp.type == QpType::xrc_tgt) {
+            // No queues: its receives are its XRC SRQs' (14.8).
+        } else if (qp.state == VRNIC_QPS_ERR) {
             progress |= flush_queue(d, qp, qp.sq, *qp.send_cq, flushed_send_opcode);
-            if (!qp.srq) // an SRQ is not the QP's to flush (14.3)
+            // An SRQ is not the QP's to flush (14.3); an XRC initiator has no RQ.
+            if (!qp.srq && qp.recv_cq)
                 progress |= flush_queue(d, qp, qp.rq, *qp.recv_cq, flushed_recv_opcode);
         } else {
             switch (qp.type) {
             case QpType::rc:
             case QpType::uc:
+            case QpType::xrc_ini:
                 progress |= process_sq(d, qp, execute_send);
                 break;
             case QpType::ud:
                 progress |= process_sq(d, qp, execute_ud_send);
+                break;
+            case QpType::xrc_tgt:
                 break;
             }
         }
@@ -366,9 +415,12 @@ bool engine_poll(DeviceState& d) {
 
 uint64_t engine_next_deadline(const DeviceState& d) {
     uint64_t t = UINT64_MAX;
-    for (const Qp* qp : d.obj->active_qps)
+    for (const Qp* qp : d.obj->active_qps) {
         if (qp->rnr_waiting && qp->rnr_deadline < t)
             t = qp->rnr_deadline;
+        if (qp->retry_waiting && qp->retry_deadline < t)
+            t = qp->retry_deadline;
+    }
     return t;
 }
 

@@ -9,6 +9,7 @@
 #include "mr.h"
 #include "qp_control.h"
 #include "recv_source.h"
+#include "xrc.h"
 
 #include <algorithm>
 #include <cstring>
@@ -259,6 +260,17 @@ void fail_recv(DeviceState& d, Qp& resp, const RecvWqe& w, uint8_t status, uint3
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s) {
     Delivery r;
+    // An XRC target takes every message into the XRC SRQ it names (14.8).
+    if (resp.type == QpType::xrc_tgt) {
+        switch (xrc_bind_target(d, resp, h.rdma.xrc_srqn)) {
+        case XrcBind::ok:
+            break;
+        case XrcBind::no_srq:
+            return invalid_request(d, resp, kVeNoXrcSrq);
+        case XrcBind::other_domain:
+            return remote_access_error(d, resp, kVeXrcDomain);
+        }
+    }
     switch (h.opcode) {
     case VRNIC_WR_SEND:
     case VRNIC_WR_SEND_WITH_IMM:

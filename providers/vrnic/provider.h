@@ -171,7 +171,7 @@ struct Mr {
 // A shared receive queue: its ring is mapped like a QP's RQ; the device
 // writes how far it consumed into the second word of the doorbell slot.
 struct Srq {
-    ibv_srq srq;
+    verbs_srq vsrq; // an XRC SRQ's number in vsrq.srq_num
     Mapping ring;
     RecvQueue rq;
     QueueLock lock;
@@ -224,6 +224,19 @@ inline Srq* to_srq(ibv_srq* s) noexcept {
 
 // The ops libibverbs calls (verbs.cc).
 const verbs_context_ops& context_ops() noexcept;
+
+// An SRQ the kernel created: checks its answer, maps its ring (verbs.cc).
+int finish_srq(ContextState& st, Srq* srq, const vrnic_ibv_create_srq_resp& r,
+               uint32_t max_sge) noexcept;
+
+// XRC (xrc.cc): domains, XRC SRQs, target QPs created or opened.
+ibv_xrcd* open_xrcd(ibv_context* context, ibv_xrcd_init_attr* attr) noexcept;
+int close_xrcd(ibv_xrcd* xrcd) noexcept;
+ibv_srq* create_srq_ex(ibv_context* context, ibv_srq_init_attr_ex* attr) noexcept;
+int get_srq_num(ibv_srq* srq, uint32_t* srq_num) noexcept;
+// A QP of type XRC_RECV: no rings of its own (create_qp_ex sends it here).
+int create_xrc_recv(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) noexcept;
+ibv_qp* open_qp(ibv_context* context, ibv_qp_open_attr* attr) noexcept;
 
 // Multicast attach and detach (mcast.cc). Return 0 or an errno.
 int attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;

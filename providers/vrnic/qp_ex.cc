@@ -67,6 +67,9 @@ void wr_atomic_fetch_add(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t ad
 void wr_set_ud_addr(ibv_qp_ex* q, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
     to_qp(q)->wr.ud(ah, remote_qpn, remote_qkey);
 }
+void wr_set_xrc_srqn(ibv_qp_ex* q, uint32_t remote_srqn) noexcept {
+    to_qp(q)->wr.xrc_srqn(remote_srqn);
+}
 void wr_set_sge(ibv_qp_ex* q, uint32_t lkey, uint64_t addr, uint32_t length) noexcept {
     to_qp(q)->wr.sge(lkey, addr, length);
 }
@@ -94,6 +97,7 @@ void set_qp_ex_ops(ibv_qp_ex* q) noexcept {
     q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
     q->wr_atomic_fetch_add = wr_atomic_fetch_add;
     q->wr_set_ud_addr = wr_set_ud_addr;
+    q->wr_set_xrc_srqn = wr_set_xrc_srqn;
     q->wr_set_sge = wr_set_sge;
     q->wr_set_sge_list = wr_set_sge_list;
     q->wr_set_inline_data = wr_set_inline_data;

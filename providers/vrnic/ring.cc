@@ -71,6 +71,7 @@ uint64_t qp_send_ops(ibv_qp_type type) noexcept {
     constexpr uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
     switch (type) {
     case IBV_QPT_RC:
+    case IBV_QPT_XRC_SEND:
         return sends | writes | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
                IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
     case IBV_QPT_UC: // unreliable: nothing that needs a response
@@ -181,6 +182,8 @@ int SendQueue::post(const ibv_send_wr& wr) noexcept {
     } else if (op != VRNIC_WR_SEND && op != VRNIC_WR_SEND_WITH_IMM) {
         set_rdma(h, wr.wr.rdma.remote_addr, wr.wr.rdma.rkey);
     }
+    if (lim_.xrc) // after the union's other fields: the same word in each layout
+        h->rdma.xrc_srqn = wr.qp_type.xrc.remote_srqn;
     int err = inl ? set_inline_sges(h, wr.sg_list, n) : set_sges(h, wr.sg_list, n);
     if (err)
         return err;

@@ -196,6 +196,7 @@ struct SqLimits {
     bool sig_all = false;
     uint64_t send_ops = 0; // qp_send_ops() of the QP's type
     bool ud = false;       // datagram: every WQE names its destination
+    bool xrc = false;      // XRC initiator: every WQE names the remote XRC SRQ
 };
 
 // An address handle. A UD work request names the AH by the device's handle,
@@ -327,6 +328,14 @@ class WrBuilder {
             SendQueue::set_atomic(cur_, remote_addr, rkey, compare_add, swap);
     }
     // Only a UD QP's WQEs carry a destination, and each of them must.
+    // ibv_wr_set_xrc_srqn: the remote XRC SRQ of the WQE being built.
+    void xrc_srqn(uint32_t srqn) noexcept {
+        if (!cur_ || !sq_->limits().xrc) {
+            fail(EINVAL);
+            return;
+        }
+        cur_->rdma.xrc_srqn = srqn; // also atomic.xrc_srqn: the same word
+    }
     void ud(const ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
         if (!cur_ || !ah || !sq_->limits().ud) {
             fail(EINVAL);

@@ -315,6 +315,8 @@ int check_qp_resp(const vrnic_ibv_create_qp_resp& r, bool own_rq) {
 
 int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) {
     ContextState& st = state(context);
+    if (attr->qp_type == IBV_QPT_XRC_RECV)
+        return create_xrc_recv(context, attr, out);
     const uint64_t send_ops = qp_send_ops(attr->qp_type);
     if (!send_ops)
         return EOPNOTSUPP;
@@ -322,9 +324,12 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         return EOPNOTSUPP;
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags & ~send_ops))
         return EOPNOTSUPP;
-    // A QP on an SRQ takes its receives there; its own RQ sizes are ignored.
-    const bool own_rq = !attr->srq;
-    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq || !attr->recv_cq)
+    // A QP on an SRQ takes its receives there, an XRC initiator none: their
+    // RQ sizes are ignored.
+    const bool xrc = attr->qp_type == IBV_QPT_XRC_SEND;
+    const bool own_rq = !attr->srq && !xrc;
+    if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd || !attr->send_cq ||
+        (!attr->recv_cq && !xrc))
         return EINVAL;
     ibv_qp_cap& cap = attr->cap;
     if (!own_rq)
@@ -343,7 +348,9 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         qp->rings.rq_lock.set_single_threaded();
     }
     qp->send_cq = to_cq(attr->send_cq);
-    qp->recv_cq = to_cq(attr->recv_cq);
+    // An XRC initiator's receives complete elsewhere: its CQEs are all on
+    // the send CQ.
+    qp->recv_cq = xrc ? qp->send_cq : to_cq(attr->recv_cq);
     WithUdata<struct ibv_create_qp, vrnic_ibv_create_qp> cmd{};
     WithUdata<ib_uverbs_create_qp_resp, vrnic_ibv_create_qp_resp> resp{};
     int err = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, cmd.core(), cmd.size(), resp.core(),
@@ -369,6 +376,7 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
         lim.sig_all = attr->sq_sig_all != 0;
         lim.send_ops = send_ops;
         lim.ud = attr->qp_type == IBV_QPT_UD;
+        lim.xrc = xrc;
         rings.sq.init(qp->sq_map.get(), r.sq_log_depth, r.sq_wqe_shift, lim);
         if (own_rq) {
             rings.rq_pi_word = st.db.word(r.db_slot, VRNIC_DB_QP_RQ_PI);
@@ -428,6 +436,10 @@ int destroy_qp(ibv_qp* ibqp) noexcept {
         int err = ibv_cmd_destroy_qp(ibqp);
         if (err)
             return err;
+        if (!qp->send_cq) { // an XRC target: no rings, no CQs
+            destroy_object(qp, kResTypeQp);
+            return 0;
+        }
         {
             CqPairLock locks(qp->send_cq, qp->recv_cq);
             forget_qp_cqes(qp);
@@ -445,7 +457,7 @@ int modify_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask) noexcept {
         int err = ibv_cmd_modify_qp(ibqp, attr, mask, &cmd, sizeof(cmd));
         if (err)
             return err;
-        if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+        if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET && qp->send_cq) {
             // The device discarded every outstanding WQE without a
             // completion; CQEs it wrote before are skipped (spec 15).
             // Lock order: send queue, receive queue, CQs (an ibv_wr_*
@@ -471,6 +483,10 @@ int query_qp(ibv_qp* ibqp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init_a
 
 int post_send(ibv_qp* ibqp, ibv_send_wr* wr, ibv_send_wr** bad_wr) noexcept {
     QpRings& r = to_qp(ibqp)->rings;
+    if (!r.db) { // an XRC target has no SQ
+        *bad_wr = wr;
+        return EINVAL;
+    }
     std::lock_guard<QueueLock> guard(r.sq_lock);
     if (r.db->fatal()) {
         *bad_wr = wr;
@@ -543,29 +559,40 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
         auto* srq = new Srq();
         WithUdata<struct ibv_create_srq, vrnic_ibv_create_srq> cmd{};
         WithUdata<ib_uverbs_create_srq_resp, vrnic_ibv_create_srq_resp> resp{};
-        int err = ibv_cmd_create_srq(pd, &srq->srq, attr, cmd.core(), cmd.size(), resp.core(),
+        int err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, cmd.core(), cmd.size(), resp.core(),
                                      resp.size());
         if (err) {
             delete srq;
             return err;
         }
-        const auto& r = resp.drv;
-        err = check_srq_resp(r, attr->attr.max_sge);
-        if (!err)
-            err = srq->ring.map(st.cmd_fd, r.ring_mmap_key, r.ring_size, PROT_READ | PROT_WRITE);
-        if (err) {
-            ibv_cmd_destroy_srq(&srq->srq);
-            delete srq;
+        err = finish_srq(st, srq, resp.drv, attr->attr.max_sge);
+        if (err)
             return err;
-        }
-        srq->db = &st.db;
-        srq->pi_word = st.db.word(r.db_slot, VRNIC_DB_SRQ_PI);
-        srq->rq.init(srq->ring.get(), r.log_depth, r.wqe_shift, attr->attr.max_sge,
-                     st.db.word(r.db_slot, VRNIC_DB_SRQ_CI));
-        out = &srq->srq;
+        out = &srq->vsrq.srq;
         return 0;
     });
 }
+
+} // namespace
+
+int finish_srq(ContextState& st, Srq* srq, const vrnic_ibv_create_srq_resp& r,
+               uint32_t max_sge) noexcept {
+    int err = check_srq_resp(r, max_sge);
+    if (!err)
+        err = srq->ring.map(st.cmd_fd, r.ring_mmap_key, r.ring_size, PROT_READ | PROT_WRITE);
+    if (err) {
+        ibv_cmd_destroy_srq(&srq->vsrq.srq);
+        delete srq;
+        return err;
+    }
+    srq->db = &st.db;
+    srq->pi_word = st.db.word(r.db_slot, VRNIC_DB_SRQ_PI);
+    srq->rq.init(srq->ring.get(), r.log_depth, r.wqe_shift, max_sge,
+                 st.db.word(r.db_slot, VRNIC_DB_SRQ_CI));
+    return 0;
+}
+
+namespace {
 
 int modify_srq(ibv_srq* ibsrq, ibv_srq_attr* attr, int mask) noexcept {
     return guarded([&] {
@@ -620,6 +647,11 @@ constexpr verbs_context_ops make_context_ops() {
     o.create_qp = create_qp;
     o.create_qp_ex = create_qp_ex;
     o.create_srq = create_srq;
+    o.create_srq_ex = create_srq_ex;
+    o.open_xrcd = open_xrcd;
+    o.close_xrcd = close_xrcd;
+    o.get_srq_num = get_srq_num;
+    o.open_qp = open_qp;
     o.dealloc_pd = dealloc_pd;
     o.dealloc_td = dealloc_td;
     o.dereg_mr = dereg_mr;

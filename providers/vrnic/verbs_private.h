@@ -119,7 +119,19 @@ enum verbs_qp_mask {
     VERBS_QP_EX = 1 << 1,
 };
 
-struct verbs_xrcd;
+struct verbs_xrcd {
+    struct ibv_xrcd xrcd;
+    uint32_t comp_mask;
+    uint32_t handle;
+};
+
+struct verbs_srq {
+    struct ibv_srq srq;
+    enum ibv_srq_type srq_type;
+    struct verbs_xrcd* xrcd;
+    struct ibv_cq* cq;
+    uint32_t srq_num;
+};
 
 struct verbs_qp {
     union {
@@ -274,6 +286,9 @@ VRNIC_DECLARE_LEGACY_CMD(ibv_query_port, ib_uverbs_query_port);
 VRNIC_DECLARE_LEGACY_CMD(ibv_create_srq, ib_uverbs_create_srq);
 VRNIC_DECLARE_LEGACY_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 VRNIC_DECLARE_LEGACY_CMD(ibv_query_srq, ib_uverbs_query_srq);
+VRNIC_DECLARE_LEGACY_CMD(ibv_open_xrcd, ib_uverbs_open_xrcd);
+VRNIC_DECLARE_LEGACY_CMD(ibv_create_xsrq, ib_uverbs_create_xsrq);
+VRNIC_DECLARE_LEGACY_CMD(ibv_open_qp, ib_uverbs_open_qp);
 VRNIC_DECLARE_EX_CMD(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 
 #undef VRNIC_DECLARE_LEGACY_CMD
@@ -331,6 +346,17 @@ int ibv_cmd_modify_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr, int s
 int ibv_cmd_query_srq(struct ibv_srq* srq, struct ibv_srq_attr* srq_attr, struct ibv_query_srq* cmd,
                       size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq* srq);
+int ibv_cmd_create_srq_ex(struct ibv_context* context, struct verbs_srq* srq,
+                          struct ibv_srq_init_attr_ex* attr_ex, struct ibv_create_xsrq* cmd,
+                          size_t cmd_size, struct ib_uverbs_create_srq_resp* resp,
+                          size_t resp_size);
+int ibv_cmd_open_xrcd(struct ibv_context* context, struct verbs_xrcd* xrcd, int vxrcd_size,
+                      struct ibv_xrcd_init_attr* attr, struct ibv_open_xrcd* cmd, size_t cmd_size,
+                      struct ib_uverbs_open_xrcd_resp* resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd* xrcd);
+int ibv_cmd_open_qp(struct ibv_context* context, struct verbs_qp* qp, int vqp_sz,
+                    struct ibv_qp_open_attr* attr, struct ibv_open_qp* cmd, size_t cmd_size,
+                    struct ib_uverbs_create_qp_resp* resp, size_t resp_size);
 int ibv_cmd_create_ah(struct ibv_pd* pd, struct ibv_ah* ah, struct ibv_ah_attr* attr,
                       struct ib_uverbs_create_ah_resp* resp, size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah* ah);
@@ -430,6 +456,13 @@ static_assert(sizeof(struct ibv_query_qp) == 24);
 static_assert(sizeof(struct ibv_query_port) == 24);
 static_assert(sizeof(struct ibv_create_cq_ex) == 56);
 static_assert(sizeof(struct ibv_create_srq) == 40);
+static_assert(sizeof(struct ibv_create_xsrq) == 56);
+static_assert(sizeof(struct ibv_open_xrcd) == 24);
+static_assert(sizeof(struct ibv_open_qp) == 40);
+static_assert(sizeof(struct verbs_xrcd) == 16);
+static_assert(offsetof(struct verbs_xrcd, handle) == 12);
+static_assert(sizeof(struct verbs_srq) == 160);
+static_assert(offsetof(struct verbs_srq, srq_num) == 152);
 static_assert(sizeof(struct ibv_modify_srq) == 24);
 static_assert(sizeof(struct ibv_query_srq) == 24);
 static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 16);

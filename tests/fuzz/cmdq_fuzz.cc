@@ -496,7 +496,7 @@ class CmdFuzz {
         q.max_recv_sge = uint16_t(std::min(VRNIC_RQ_MAX_SGE(rq_shift), 16u) + ((lim >> 1) & 1));
         q.max_inline = std::min(VRNIC_SQ_MAX_INLINE(sq_shift), 256u) + ((lim >> 2) & 1);
         if (lim >= 0xf8)
-            q.reserved1 = 1;
+            q.xrcd = 1;
         if (on_srq && !(lim & 0x30)) { // the RQ fields as an SRQ wants them, mostly
             q.rq_addr = 0;
             q.rq_log_depth = q.rq_wqe_shift = 0;

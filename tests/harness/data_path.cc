@@ -42,6 +42,7 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
         h->atomic.rkey = wr.rkey;
         h->atomic.compare_add = wr.compare_add;
         h->atomic.swap = wr.swap;
+        h->atomic.xrc_srqn = wr.xrc_srqn;
     } else if (wr.ud) {
         h->ud.ah = wr.ah;
         h->ud.remote_qpn = wr.remote_qpn;
@@ -49,6 +50,7 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
     } else {
         h->rdma.remote_addr = wr.remote_addr;
         h->rdma.rkey = wr.rkey;
+        h->rdma.xrc_srqn = wr.xrc_srqn;
     }
     if (wr.flags & VRNIC_WQE_F_INLINE) {
         auto* ih = reinterpret_cast<vrnic_inline_hdr*>(w + VRNIC_SEND_WQE_HDR_SIZE);

@@ -393,7 +393,7 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
         memcpy(m.attr.av.dgid, kGid, sizeof(kGid));
         m.attr.av.vlan_id = VRNIC_VLAN_NONE;
         m.attr.av.hop_limit = p.hop_limit;
-        if (p.qp_type == VRNIC_QPT_UC)
+        if (p.qp_type == VRNIC_QPT_UC || p.qp_type == VRNIC_QPT_XRC_INI)
             m.attr_mask &=
                 ~uint32_t(VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER);
         break;
@@ -408,6 +408,8 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
         m.attr.max_rd_atomic = p.max_rd_atomic;
         if (p.qp_type == VRNIC_QPT_UC)
             m.attr_mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_SQ_PSN;
+        if (p.qp_type == VRNIC_QPT_XRC_TGT)
+            m.attr_mask = VRNIC_QP_ATTR_STATE | VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_SQ_PSN;
         break;
     default: // RESET, ERR, SQD: the state alone
         m.attr_mask = VRNIC_QP_ATTR_STATE;

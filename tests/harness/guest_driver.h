@@ -133,6 +133,7 @@ struct SendWr {
     // UD: the WQE's ud fields instead of rdma.
     bool ud = false;
     uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;
+    uint32_t xrc_srqn = 0; // XRC initiators: the remote XRC SRQ
 };
 
 // A signaled UD SEND of sge through `ah` to QP remote_qpn with remote_qkey.

@@ -4,6 +4,9 @@
 
 #include "fake_driver.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace vrnic::test {
 
 inline constexpr uint32_t OK = VRNIC_CMD_STATUS_OK;
@@ -14,6 +17,12 @@ inline constexpr uint32_t BAD_HANDLE = VRNIC_CMD_STATUS_BAD_HANDLE;
 inline constexpr uint32_t BUSY = VRNIC_CMD_STATUS_BUSY;
 inline constexpr uint32_t UNSUPPORTED = VRNIC_CMD_STATUS_UNSUPPORTED;
 inline constexpr uint32_t BAD_ADDR = VRNIC_CMD_STATUS_BAD_ADDR;
+
+// How many of the async events `ev` are of `type` for object `obj`.
+inline uint32_t count_events(const std::vector<vrnic_eqe>& ev, uint8_t type, uint32_t obj) {
+    return static_cast<uint32_t>(std::count_if(
+        ev.begin(), ev.end(), [&](const vrnic_eqe& e) { return e.type == type && e.obj == obj; }));
+}
 
 class CommandTest : public ::testing::Test {
   protected:

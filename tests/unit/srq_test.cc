@@ -22,11 +22,6 @@ DeviceParams small_srq_params() {
     return p;
 }
 
-uint32_t count_events(const std::vector<vrnic_eqe>& ev, uint8_t type, uint32_t obj) {
-    return static_cast<uint32_t>(std::count_if(
-        ev.begin(), ev.end(), [&](const vrnic_eqe& e) { return e.type == type && e.obj == obj; }));
-}
-
 class SrqTest : public CommandTest {
   protected:
     void SetUp() override {

@@ -200,8 +200,35 @@ TEST(QpType, EachTypeTakesItsOpcodes) {
               qp_send_ops(IBV_QPT_UC));
     EXPECT_EQ(uint64_t{1} << VRNIC_WR_SEND | uint64_t{1} << VRNIC_WR_SEND_WITH_IMM,
               qp_send_ops(IBV_QPT_UD));
-    for (auto t : {IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND, IBV_QPT_XRC_RECV, IBV_QPT_DRIVER})
+    // An XRC initiator sends what RC sends; a target has no SQ.
+    EXPECT_EQ(rc, qp_send_ops(IBV_QPT_XRC_SEND));
+    for (auto t : {IBV_QPT_RAW_PACKET, IBV_QPT_XRC_RECV, IBV_QPT_DRIVER})
         EXPECT_EQ(0u, qp_send_ops(t)) << t;
+}
+
+// An XRC initiator's WQEs name the remote XRC SRQ at 0x1c, in the SEND/RDMA
+// layout and in the atomic one.
+TEST_F(SqFixture, XrcNamesTheRemoteSrqInEveryWqe) {
+    SqLimits lim;
+    lim.max_sge = 4;
+    lim.send_ops = qp_send_ops(IBV_QPT_XRC_SEND);
+    lim.xrc = true;
+    sq.init(ring->data(), 4, 8, lim);
+    ibv_sge sg = {0x1000, 8, 0xaa};
+    auto wr = make_wr(IBV_WR_SEND, &sg, 1);
+    wr.qp_type.xrc.remote_srqn = 0x12345;
+    ASSERT_EQ(0, sq.post(wr));
+    EXPECT_EQ(0x12345u, rd<uint32_t>(wqe(0), 0x1c));
+    auto a = make_wr(IBV_WR_ATOMIC_FETCH_AND_ADD, &sg, 1);
+    a.wr.atomic.remote_addr = 0x8000;
+    a.wr.atomic.rkey = 7;
+    a.wr.atomic.compare_add = 5;
+    a.qp_type.xrc.remote_srqn = 0x777;
+    ASSERT_EQ(0, sq.post(a));
+    EXPECT_EQ(0x8000u, rd<uint64_t>(wqe(1), 0x10));
+    EXPECT_EQ(7u, rd<uint32_t>(wqe(1), 0x18));
+    EXPECT_EQ(0x777u, rd<uint32_t>(wqe(1), 0x1c));
+    EXPECT_EQ(5u, rd<uint64_t>(wqe(1), 0x20));
 }
 
 // UC refuses READ and atomics at post time, on both posting paths.
