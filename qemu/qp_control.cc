@@ -41,6 +41,7 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
     RecvSource(qp).entered_reset(d);
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
+    qp.attr.qkey = qp.gsi ? VRNIC_GSI_QKEY : 0;
     qp.comm_est_sent = false;
     qp.rnr_waiting = false;
     qp.sq_drained_pending = false;

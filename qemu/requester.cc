@@ -80,7 +80,8 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     const vrnic_send_wqe_hdr& h = w.h;
     if (!qp_type_allows_opcode(qp.type, h.opcode))
         return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
-    if (h.flags & ~uint8_t(VRNIC_WQE_F_ALL))
+    if ((h.flags & ~uint8_t(VRNIC_WQE_F_ALL)) ||
+        ((h.flags & VRNIC_WQE_F_AV) && qp.type != QpType::ud)) // UD takes it out first
         return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.num_sge > qp.sq.max_sge)
         return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;

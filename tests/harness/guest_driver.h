@@ -133,6 +133,9 @@ struct SendWr {
     // UD: the WQE's ud fields instead of rdma.
     bool ud = false;
     uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;
+    // 1.4 kernel UD: the WQE carries `av` (VRNIC_WQE_F_AV) instead of an AH.
+    bool with_av = false;
+    vrnic_av av{};
 };
 
 // A signaled UD SEND of sge through `ah` to QP remote_qpn with remote_qkey.
