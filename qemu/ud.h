@@ -21,7 +21,6 @@ namespace vrnic {
 uint64_t ud_copies(const DeviceState& d, const vrnic_av& av, uint32_t dest_qpn);
 
 void ud_deliver(DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn,
-                uint32_t qkey,
-                const vrnic_send_wqe_hdr& h, LocalMsg& msg);
+                uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg);
 
 } // namespace vrnic

@@ -43,8 +43,7 @@ bool take_wqe_av(const DeviceState& d, const Qp& qp, SendWqeCopy& w, vrnic_av* a
         return false;
     memmove(body, body + VRNIC_AV_SIZE, room);
     if (w.h.flags & VRNIC_WQE_F_INLINE)
-        return room >= VRNIC_INLINE_HDR_SIZE &&
-               w.inl.ih.length <= room - VRNIC_INLINE_HDR_SIZE;
+        return room >= VRNIC_INLINE_HDR_SIZE && w.inl.ih.length <= room - VRNIC_INLINE_HDR_SIZE;
     return uint32_t(w.h.num_sge) * VRNIC_SGE_SIZE <= room;
 }
 

@@ -16,8 +16,9 @@ namespace vrnic {
 
 namespace {
 
-void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender, const vrnic_av& av,
-                      const vrnic_send_wqe_hdr& h, uint32_t len, uint8_t net_type) {
+void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender,
+                      const vrnic_av& av, const vrnic_send_wqe_hdr& h, uint32_t len,
+                      uint8_t net_type) {
     vrnic_cqe c{};
     c.wr_id = w.wr_id;
     c.qpn = dst.qpn;

@@ -175,8 +175,8 @@ TEST_F(Gsi, WqeAvAndSgesMustFitTheSlot) {
     QpInfo q = drv.create_qp(0, pd, a_cq, a_cq, o);
     drv.activate(q, Path{.qp_type = VRNIC_QPT_UD, .qkey = kQkey});
     MrInfo src = buffer(64, 1);
-    drv.post_send(q, av_send(b.qpn, kQkey, {sge(src, 0, 8), sge(src, 8, 8), sge(src, 16, 8),
-                                            sge(src, 24, 8)}));
+    drv.post_send(q, av_send(b.qpn, kQkey,
+                             {sge(src, 0, 8), sge(src, 8, 8), sge(src, 16, 8), sge(src, 24, 8)}));
     drv.run();
     auto sc = drv.poll_cq(a_cq);
     ASSERT_EQ(1u, sc.size());
