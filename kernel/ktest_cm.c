@@ -278,12 +278,15 @@ static int kc_run(void)
 		err = kc_exchange(&kc_cli, &kc_srv, 0x11);
 	if (!err)
 		err = kc_exchange(&kc_srv, &kc_cli, 0x5c);
+	/* DREQ from the client; the server answers it with its DREP. */
 	if (!err)
 		err = rdma_disconnect(kc_cli.id);
 	if (!err)
-		err = kc_wait(&kc_cli, RDMA_CM_EVENT_DISCONNECTED);
-	if (!err)
 		err = kc_wait(&kc_srv, RDMA_CM_EVENT_DISCONNECTED);
+	if (!err)
+		err = rdma_disconnect(kc_srv.id);
+	if (!err)
+		err = kc_wait(&kc_cli, RDMA_CM_EVENT_DISCONNECTED);
 	return err;
 }
 
