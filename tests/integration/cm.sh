@@ -17,27 +17,27 @@ cm_wait_listen() {
 }
 
 # cm_pair NAME PORT "SERVER ARGS" "CLIENT ARGS": both sides must exit 0;
-# their output is left in /tmp/cm-server and /tmp/cm-client. An empty PORT
-# waits for nothing (a tool that does not listen).
+# their standard output is left in /tmp/cm-server and /tmp/cm-client (the
+# error output, which the tools write asynchronously, in *.err).
 cm_pair() {
 	local name=$1 port=$2 server_args=$3 client_args=$4 server rc=0
 	# shellcheck disable=SC2086
-	timeout "$CM_TIMEOUT" $server_args > /tmp/cm-server 2>&1 &
+	timeout "$CM_TIMEOUT" $server_args > /tmp/cm-server 2> /tmp/cm-server.err &
 	server=$!
-	if [[ -n $port ]] && ! cm_wait_listen "$port"; then
+	if ! cm_wait_listen "$port"; then
 		kill "$server" 2>/dev/null
 		wait "$server"
-		cat /tmp/cm-server
+		cat /tmp/cm-server /tmp/cm-server.err
 		return 1
 	fi
 	# shellcheck disable=SC2086
-	timeout "$CM_TIMEOUT" $client_args > /tmp/cm-client 2>&1 || rc=$?
+	timeout "$CM_TIMEOUT" $client_args > /tmp/cm-client 2> /tmp/cm-client.err || rc=$?
 	if ((rc)); then
 		echo "$name client: exit status $rc"
-		cat /tmp/cm-client
+		cat /tmp/cm-client /tmp/cm-client.err
 		kill "$server" 2>/dev/null
 	fi
-	wait "$server" || { echo "$name server: exit status $?"; cat /tmp/cm-server; rc=1; }
+	wait "$server" || { echo "$name server: exit status $?"; cat /tmp/cm-server /tmp/cm-server.err; rc=1; }
 	((rc == 0)) || return 1
 	echo "$name: both sides exited 0"
 }
