@@ -20,7 +20,8 @@
 #define CM_ADDR "192.168.77.1"	/* scripts/vm.d/vrnic-addr */
 #define CM_ABSENT "192.168.77.254"	/* same subnet, nobody there */
 #define CM_PORT 19871
-#define CM_EVENT_MS 60000	/* a bound against hanging, not a timing */
+#define CM_EVENT_MS 30000	/* a bound against hanging, not a timing */
+#define CM_TEST_S 120		/* the harness's bound of one test */
 
 static struct sockaddr_in cm_sin(const char *ip, int port)
 {
@@ -104,7 +105,7 @@ static void cm_res_strip(char *line)
 	strcpy(line, out);
 }
 
-/* `rdma res` back to @base within 20 s (IDs and QPs go asynchronously). */
+/* `rdma res` back to @base within 10 s (IDs and QPs go asynchronously). */
 static int cm_res_back(const char *base)
 {
 	char now[512], want[512];
@@ -112,7 +113,7 @@ static int cm_res_back(const char *base)
 
 	snprintf(want, sizeof(want), "%s", base);
 	cm_res_strip(want);
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < 100; i++) {
 		if (!su_res_line(now, sizeof(now))) {
 			cm_res_strip(now);
 			if (!strcmp(now, want))
@@ -120,7 +121,8 @@ static int cm_res_back(const char *base)
 		}
 		su_sleep_ms(100);
 	}
-	fprintf(stderr, "# rdma res: '%s', baseline '%s'\n", now, want);
+	printf("# rdma res: '%s', baseline '%s'\n", now, want);
+	fflush(stdout);
 	return -1;
 }
 
@@ -152,7 +154,7 @@ FIXTURE_TEARDOWN(cm)
 	EXPECT_EQ(0, cm_res_back(self->base));
 }
 
-TEST_F(cm, no_listener_is_rejected)
+TEST_F_TIMEOUT(cm, no_listener_is_rejected, CM_TEST_S)
 {
 	struct ibv_qp_init_attr qa = cm_qp_attr();
 	struct rdma_conn_param cp = { .retry_count = 7 };
@@ -167,7 +169,7 @@ TEST_F(cm, no_listener_is_rejected)
 		    ev == RDMA_CM_EVENT_UNREACHABLE);
 }
 
-TEST_F(cm, absent_address_fails)
+TEST_F_TIMEOUT(cm, absent_address_fails, CM_TEST_S)
 {
 	int ev = cm_resolve(self->ch, self->id, CM_ABSENT, CM_PORT);
 
@@ -201,7 +203,7 @@ static void cm_server_child(int report)
 	_exit(0);
 }
 
-TEST_F(cm, killed_peer_disconnects)
+TEST_F_TIMEOUT(cm, killed_peer_disconnects, CM_TEST_S)
 {
 	struct ibv_qp_init_attr qa = cm_qp_attr();
 	struct rdma_conn_param cp = { .retry_count = 7 };
@@ -233,7 +235,7 @@ TEST_F(cm, killed_peer_disconnects)
 	/* The teardown checks that the dead server's QP and IDs are gone. */
 }
 
-TEST_F(cm, destroyed_listener_rejects_pending)
+TEST_F_TIMEOUT(cm, destroyed_listener_rejects_pending, CM_TEST_S)
 {
 	struct sockaddr_in a = cm_sin(CM_ADDR, CM_PORT + 1);
 	struct ibv_qp_init_attr qa = cm_qp_attr();
@@ -260,7 +262,7 @@ TEST_F(cm, destroyed_listener_rejects_pending)
 		    ev == RDMA_CM_EVENT_UNREACHABLE);
 }
 
-TEST_F(cm, privileged_qkey_is_eperm)
+TEST_F_TIMEOUT(cm, privileged_qkey_is_eperm, CM_TEST_S)
 {
 	struct ibv_context *ctx = su_open();
 	struct ibv_qp_init_attr qa = cm_qp_attr();
