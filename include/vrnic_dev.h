@@ -434,6 +434,7 @@ enum vrnic_cmd_status {
 #define VRNIC_UCTX_KERNEL		0	/* the kernel driver's context */
 #define VRNIC_HANDLE_NONE		0	/* no SRQ, ... */
 #define VRNIC_QPN_MIN			2	/* QPNs are in [2, 2^24) */
+#define VRNIC_QPN_GSI			1	/* 1.4: the kernel's GSI QP */
 #define VRNIC_QPN_MASK			0x00ffffffU
 #define VRNIC_PSN_MASK			0x00ffffffU
 #define VRNIC_AEQ_EQN			0	/* comp EQs are numbered >= 1 */
@@ -558,7 +559,7 @@ struct vrnic_cmd_resize_cq {
 
 /* QP types (IB_QPT_* values). */
 enum vrnic_qp_type {
-	VRNIC_QPT_GSI			= 1,	/* reserved */
+	VRNIC_QPT_GSI			= 1,	/* 1.4: kernel only, QPN 1 */
 	VRNIC_QPT_RC			= 2,
 	VRNIC_QPT_UC			= 3,	/* 1.3 */
 	VRNIC_QPT_UD			= 4,	/* 1.3 */
@@ -568,6 +569,10 @@ enum vrnic_qp_type {
 
 /* UD: a WQE's remote_qkey with this bit set means the QP's own qkey. */
 #define VRNIC_QKEY_USE_QP		0x80000000U
+/* 1.4: qkeys with the high bit are privileged: only kernel QPs set them. */
+#define VRNIC_QKEY_PRIVILEGED		0x80000000U
+/* 1.4: the GSI QP's qkey, its only one (IBA 13.5.3.2). */
+#define VRNIC_GSI_QKEY			0x80010000U
 
 /* CREATE_QP flags */
 enum vrnic_qp_flags {
@@ -966,7 +971,8 @@ enum vrnic_wqe_flags {
 	VRNIC_WQE_F_SOLICITED		= 1 << 1,
 	VRNIC_WQE_F_INLINE		= 1 << 2,
 	VRNIC_WQE_F_FENCE		= 1 << 3,
-	VRNIC_WQE_F_ALL			= 0xf,
+	VRNIC_WQE_F_AV			= 1 << 4,	/* 1.4: kernel UD */
+	VRNIC_WQE_F_ALL			= 0x1f,
 };
 
 struct vrnic_sge {
@@ -1037,6 +1043,13 @@ struct vrnic_recv_wqe_hdr {
 #define VRNIC_RECV_WQE_HDR_SIZE		16
 #define VRNIC_SGE_SIZE			16
 #define VRNIC_INLINE_HDR_SIZE		8
+/*
+ * 1.4: a kernel UD send WQE with VRNIC_WQE_F_AV carries its address vector
+ * (struct vrnic_av) at byte VRNIC_SEND_WQE_HDR_SIZE, instead of naming an
+ * AH; its SGEs or inline header follow at VRNIC_SEND_WQE_AV_HDR_SIZE.
+ */
+#define VRNIC_AV_SIZE			32
+#define VRNIC_SEND_WQE_AV_HDR_SIZE	(VRNIC_SEND_WQE_HDR_SIZE + VRNIC_AV_SIZE)
 
 #define VRNIC_SQ_WQE_SHIFT_MIN		6	/* 64 bytes */
 #define VRNIC_SQ_WQE_SHIFT_MAX		11	/* 2048 bytes */
@@ -1182,7 +1195,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_cq_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_resize_cq, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_qp, 56);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_qp_resp, 8);
-VRNIC_ASSERT_SIZE(struct vrnic_av, 32);
+VRNIC_ASSERT_SIZE(struct vrnic_av, VRNIC_AV_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_qp_attr, 72);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_modify_qp, 80);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_qp_resp, 72);

@@ -64,6 +64,15 @@ int vrnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	u32 handle;
 	int err;
 
+	/* 1.4: a kernel AH needs no command, so atomic callers (ib_cm) work. */
+	if (!udata && dev->caps.version_minor >= 4) {
+		err = vrnic_av_from_ah(ah_attr, &to_vah(ibah)->av);
+		if (err)
+			ibdev_dbg(ibah->device, "address vector refused: %d\n",
+				  err);
+		to_vah(ibah)->deferred = NULL;
+		return err;
+	}
 	if (!dev->caps.max_ah ||
 	    !(init_attr->flags & RDMA_CREATE_AH_SLEEPABLE)) {
 		ibdev_dbg(ibah->device, "AH %s\n", dev->caps.max_ah ?
@@ -114,6 +123,8 @@ int vrnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct vrnic_ah_destroy *d = to_vah(ibah)->deferred;
 	int err;
 
+	if (!d)		/* the AV only: nothing on the device */
+		return 0;
 	if (!(flags & RDMA_DESTROY_AH_SLEEPABLE)) {
 		/* Atomic context: the command must wait for a worker. */
 		queue_work(d->dev->wq, &d->work);

@@ -342,7 +342,7 @@ static_assert((int)RDMA_NETWORK_IPV6 == (int)VRNIC_NET_IPV6);
 static bool vrnic_cqe_addr_ok(const struct vrnic_qp *qp,
 			      const struct vrnic_cqe *cqe, bool send)
 {
-	bool ud_recv = !send && qp->ibqp.qp_type == IB_QPT_UD;
+	bool ud_recv = !send && vrnic_qpt_is_datagram(qp->ibqp.qp_type);
 
 	if (le32_to_cpu(cqe->src_qp) & ~VRNIC_QPN_MASK)
 		return false;

@@ -157,6 +157,8 @@ int vrnic_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = c->max_msg_sz;
 	attr->pkey_tbl_len = 1;
 	attr->max_vl_num = 1;
+	if (c->version_minor >= 4)
+		attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->active_speed = vrnic_port_speed(c->active_speed);
 	attr->active_width = vrnic_port_width(c->active_width);
 	return 0;
@@ -164,8 +166,8 @@ int vrnic_query_port(struct ib_device *ibdev, u32 port,
 
 /*
  * RoCE v2 only: the device programs only RoCE v2 GIDs (SET_GID answers
- * UNSUPPORTED for v1). No IB_MAD/IB_CM: the 1.0 device has no GSI QP, so
- * ib_mad and ib_cm must not try to open QP1 on this port.
+ * UNSUPPORTED for v1). From 1.4 the port has a GSI QP, so ib_mad opens QP1
+ * and ib_cm and rdma_cm run on it; before, neither must try.
  */
 int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 			     struct ib_port_immutable *immutable)
@@ -178,9 +180,14 @@ int vrnic_get_port_immutable(struct ib_device *ibdev, u32 port,
 		return err;
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
-	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
-				    RDMA_CORE_CAP_ETH_AH;
-	immutable->max_mad_size = 0;
+	if (to_vdev(ibdev)->caps.version_minor >= 4) {
+		immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+		immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	} else {
+		immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
+					    RDMA_CORE_CAP_ETH_AH;
+		immutable->max_mad_size = 0;
+	}
 	return 0;
 }
 

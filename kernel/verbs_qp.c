@@ -59,11 +59,11 @@ void vrnic_qp_put(struct vrnic_qp *qp)
 		complete(&qp->free);
 }
 
-static u32 vrnic_sq_shift_needed(u32 sge, u32 inline_size)
+/* The stride for @sge SGEs or @inline_size bytes after a @hdr-byte header. */
+static u32 vrnic_sq_shift_needed(u32 hdr, u32 sge, u32 inline_size)
 {
-	u32 need = max_t(u32, VRNIC_SEND_WQE_HDR_SIZE + VRNIC_SGE_SIZE * sge,
-			 VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE +
-			 inline_size);
+	u32 need = max_t(u32, hdr + VRNIC_SGE_SIZE * sge,
+			 hdr + VRNIC_INLINE_HDR_SIZE + inline_size);
 
 	return max_t(u32, VRNIC_SQ_WQE_SHIFT_MIN, order_base_2(need));
 }
@@ -152,9 +152,11 @@ int vrnic_wq_alloc(struct vrnic_dev *dev, struct vrnic_ucontext *uc,
 }
 
 /* The device's type for a verbs QP type; 0 if the device has none. */
-static u8 vrnic_qpt(enum ib_qp_type type)
+static u8 vrnic_qpt(struct vrnic_dev *dev, enum ib_qp_type type)
 {
 	switch (type) {
+	case IB_QPT_GSI:
+		return dev->caps.version_minor >= 4 ? VRNIC_QPT_GSI : 0;
 	case IB_QPT_RC:
 		return VRNIC_QPT_RC;
 	case IB_QPT_UC:
@@ -196,14 +198,15 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	int sq_shift, rq_shift = 0, sq_log, rq_log = 0, err;
 	bool xrc_ini = init->qp_type == IB_QPT_XRC_INI;
 	bool own_rq = !init->srq && !xrc_ini;
+	u32 sq_hdr;
 
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return vrnic_create_xrc_tgt(ibqp, init);
 	/* XRC is for user space only, as in other drivers. */
 	if (xrc_ini && (!udata || !vrnic_has_xrc(dev)))
 		return -EOPNOTSUPP;
-	req.qp_type = vrnic_qpt(init->qp_type);
-	if (!req.qp_type) {
+	req.qp_type = vrnic_qpt(dev, init->qp_type);
+	if (!req.qp_type || (udata && init->qp_type == IB_QPT_GSI)) {
 		ibdev_dbg(ibqp->device, "QP type %d unsupported\n",
 			  init->qp_type);
 		return -EOPNOTSUPP;
@@ -250,8 +253,14 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 	}
 
+	/* 1.4: a kernel datagram WQE carries its address vector. */
+	qp->wqe_av = !udata && vrnic_qpt_is_datagram(init->qp_type) &&
+		     dev->caps.version_minor >= 4;
+	sq_hdr = qp->wqe_av ? VRNIC_SEND_WQE_AV_HDR_SIZE :
+			      VRNIC_SEND_WQE_HDR_SIZE;
 	sq_shift = vrnic_pick_shift(ucmd.sq_wqe_shift,
-				    vrnic_sq_shift_needed(cap->max_send_sge,
+				    vrnic_sq_shift_needed(sq_hdr,
+							  cap->max_send_sge,
 							  cap->max_inline_data),
 				    VRNIC_SQ_WQE_SHIFT_MIN,
 				    VRNIC_SQ_WQE_SHIFT_MAX);
@@ -283,9 +292,11 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init_completion(&qp->free);
 	qp->sq.log_depth = sq_log;
 	qp->sq.wqe_shift = sq_shift;
-	qp->sq.max_sge = min_t(u32, c->max_sge, VRNIC_SQ_MAX_SGE(sq_shift));
+	qp->sq.max_sge = min_t(u32, c->max_sge,
+			       ((1U << sq_shift) - sq_hdr) / VRNIC_SGE_SIZE);
 	qp->max_inline = min_t(u32, c->max_inline,
-			       VRNIC_SQ_MAX_INLINE(sq_shift));
+			       (1U << sq_shift) - sq_hdr -
+			       VRNIC_INLINE_HDR_SIZE);
 	qp->srq = init->srq ? to_vsrq(init->srq) : NULL;
 	spin_lock_init(&qp->rq.lock);
 	if (own_rq) {
@@ -329,7 +340,8 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_free_rq;
 	qp->qpn = le32_to_cpu(resp.qpn);
 	qp->db_slot = le32_to_cpu(resp.db_slot);
-	if (qp->qpn < VRNIC_QPN_MIN || qp->qpn > VRNIC_QPN_MASK ||
+	if ((init->qp_type == IB_QPT_GSI ? qp->qpn != VRNIC_QPN_GSI :
+	     qp->qpn < VRNIC_QPN_MIN || qp->qpn > VRNIC_QPN_MASK) ||
 	    !vrnic_db_slot_valid(qp->db_slot)) {
 		dev_err(&dev->pdev->dev, "CREATE_QP returned qpn %u slot %u\n",
 			qp->qpn, qp->db_slot);
@@ -517,6 +529,14 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		err = -EINVAL;
 		goto out;
 	}
+	/* The IBA's privileged qkeys are the kernel's (IBA 10.2.4). */
+	if (udata && (attr_mask & IB_QP_QKEY) &&
+	    (attr->qkey & VRNIC_QKEY_PRIVILEGED)) {
+		ibdev_dbg(ibqp->device, "QP %u: privileged qkey %#x\n",
+			  qp->qpn, attr->qkey);
+		err = -EPERM;
+		goto out;
+	}
 	req.qpn = cpu_to_le32(qp->qpn);
 	err = vrnic_fill_modify(attr, attr_mask, &req.attr);
 	if (err) {
@@ -524,8 +544,14 @@ int vrnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			  qp->qpn, err);
 		goto out;
 	}
+	/* The GSI QP is the port's: the core names no port for it. */
+	if (ibqp->qp_type == IB_QPT_GSI && cur == IB_QPS_RESET &&
+	    new == IB_QPS_INIT) {
+		attr_mask |= IB_QP_PORT;
+		req.attr.port_num = 1;
+	}
 	/* A UD QP sends datagrams up to the port MTU the core reports. */
-	if (ibqp->qp_type == IB_QPT_UD && cur == IB_QPS_INIT &&
+	if (vrnic_qpt_is_datagram(ibqp->qp_type) && cur == IB_QPS_INIT &&
 	    new == IB_QPS_RTR) {
 		attr_mask |= IB_QP_PATH_MTU;
 		req.attr.path_mtu = vrnic_port_active_mtu(dev);
@@ -605,7 +631,7 @@ int vrnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	attr->en_sqd_async_notify = a->en_sqd_async_notify;
 	attr->sq_draining = a->sq_draining;
 	attr->port_num = 1;
-	if (ibqp->qp_type == IB_QPT_UD) {
+	if (vrnic_qpt_is_datagram(ibqp->qp_type)) {
 		/* A datagram QP has a qkey; its addresses are in each WR. */
 		attr->qkey = le32_to_cpu(a->qkey);
 	} else {
@@ -674,10 +700,18 @@ bool vrnic_qp_retire(struct vrnic_qp *qp, bool send, u32 wqe_idx,
 	return ok;
 }
 
+/* Where a send WQE's SGEs or inline data start: after its AV if it has one. */
+static void *vrnic_send_wqe_body(struct vrnic_send_wqe_hdr *hdr)
+{
+	return (void *)hdr + (hdr->flags & VRNIC_WQE_F_AV ?
+			      VRNIC_SEND_WQE_AV_HDR_SIZE :
+			      VRNIC_SEND_WQE_HDR_SIZE);
+}
+
 static int vrnic_build_inline(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 			      struct vrnic_send_wqe_hdr *hdr)
 {
-	struct vrnic_inline_hdr *ih = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
+	struct vrnic_inline_hdr *ih = vrnic_send_wqe_body(hdr);
 	u8 *data = (u8 *)ih + VRNIC_INLINE_HDR_SIZE;
 	u32 total = 0;
 	int i;
@@ -753,7 +787,10 @@ static int vrnic_build_uc(const struct ib_send_wr *wr,
 	}
 }
 
-/* A datagram names its destination: the device's AH, QPN and qkey. */
+/*
+ * A datagram names its destination: the device's AH (1.4, kernel: the AV
+ * itself, after the header), QPN and qkey.
+ */
 static int vrnic_build_ud(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 			  struct vrnic_send_wqe_hdr *hdr)
 {
@@ -769,9 +806,16 @@ static int vrnic_build_ud(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 		return -EINVAL;
 	}
 	if (!ud->ah || ud->ah->device != qp->ibqp.device ||
-	    ud->remote_qpn & ~VRNIC_QPN_MASK)
+	    ud->remote_qpn & ~VRNIC_QPN_MASK ||
+	    qp->wqe_av != !to_vah(ud->ah)->deferred)
 		return -EINVAL;
-	hdr->ud.ah = cpu_to_le32(to_vah(ud->ah)->deferred->handle);
+	if (qp->wqe_av) {
+		memcpy((void *)hdr + VRNIC_SEND_WQE_HDR_SIZE,
+		       &to_vah(ud->ah)->av, VRNIC_AV_SIZE);
+		hdr->flags |= VRNIC_WQE_F_AV;
+	} else {
+		hdr->ud.ah = cpu_to_le32(to_vah(ud->ah)->deferred->handle);
+	}
 	hdr->ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
 	hdr->ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
 	return 0;
@@ -780,7 +824,7 @@ static int vrnic_build_ud(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 			    struct vrnic_send_wqe_hdr *hdr)
 {
-	struct vrnic_sge *sge = (void *)hdr + VRNIC_SEND_WQE_HDR_SIZE;
+	struct vrnic_sge *sge;
 	int i, err;
 
 	vrnic_assert_spin_held(&qp->sq.lock);
@@ -794,6 +838,7 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 		err = vrnic_build_uc(wr, hdr);
 		break;
 	case IB_QPT_UD:
+	case IB_QPT_GSI:
 		err = vrnic_build_ud(qp, wr, hdr);
 		break;
 	default:
@@ -814,6 +859,7 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 
 	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
 		return -EINVAL;
+	sge = vrnic_send_wqe_body(hdr);
 	for (i = 0; i < wr->num_sge; i++) {
 		sge[i].addr = cpu_to_le64(wr->sg_list[i].addr);
 		sge[i].length = cpu_to_le32(wr->sg_list[i].length);

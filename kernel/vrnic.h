@@ -435,6 +435,7 @@ struct vrnic_qp {
 	struct vrnic_wq rq;		/* unused with an SRQ */
 	struct vrnic_srq *srq;		/* NULL: its own RQ */
 	u32 max_inline;
+	bool wqe_av;			/* 1.4: UD WQEs carry the AV */
 	struct mutex state_lock;	/* modify_qp */
 	enum ib_qp_state state;		/* cached; the device may move to ERR */
 	refcount_t refcount;
@@ -446,15 +447,26 @@ static inline struct vrnic_qp *to_vqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct vrnic_qp, ibqp);
 }
 
+/* UD and the GSI QP (a UD QP of the kernel, QPN 1): datagram services. */
+static inline bool vrnic_qpt_is_datagram(enum ib_qp_type type)
+{
+	return type == IB_QPT_UD || type == IB_QPT_GSI;
+}
+
 struct vrnic_ah_destroy {
 	struct work_struct work;
 	struct vrnic_dev *dev;
 	u32 handle;
 };
 
+/*
+ * A user AH is the device's (@deferred names it); a kernel AH on a 1.4
+ * device is only its address vector, which each WQE carries (@av).
+ */
 struct vrnic_ah {
 	struct ib_ah ibah;
-	struct vrnic_ah_destroy *deferred;	/* the device AH */
+	struct vrnic_ah_destroy *deferred;	/* the device AH, or NULL */
+	struct vrnic_av av;
 };
 
 static inline struct vrnic_ah *to_vah(struct ib_ah *ibah)

@@ -73,6 +73,17 @@ const char* bad_attr_value(const DeviceState& d, uint32_t mask, const vrnic_qp_a
     return nullptr;
 }
 
+// 1.4: the GSI QP keeps the GSI qkey; a privileged qkey is the kernel's.
+const char* bad_qkey(const Qp& q, uint32_t mask, uint32_t qkey) {
+    if (!(mask & VRNIC_QP_ATTR_QKEY))
+        return nullptr;
+    if (q.gsi && qkey != VRNIC_GSI_QKEY)
+        return "GSI qkey";
+    if ((qkey & VRNIC_QKEY_PRIVILEGED) && q.uctx->handle != VRNIC_UCTX_KERNEL)
+        return "privileged qkey of a user QP";
+    return nullptr;
+}
+
 void apply_attrs(vrnic_qp_attr& q, uint32_t mask, const vrnic_qp_attr& a) {
     if (mask & VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY)
         q.en_sqd_async_notify = a.en_sqd_async_notify;
@@ -117,8 +128,13 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     if (c.flags & ~uint16_t(VRNIC_QP_F_SQ_SIG_ALL))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown QP flags");
     QpType type;
-    if (uint32_t st = qp_type_from_dev(c.qp_type, &type))
+    bool gsi = false;
+    if (uint32_t st = qp_type_from_dev(c.qp_type, &type, &gsi))
         CMD_FAIL(st, "QP type");
+    if (gsi && c.uctx != VRNIC_UCTX_KERNEL)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "GSI QP of a user context");
+    if (gsi && d.obj->qps.find(VRNIC_QPN_GSI))
+        CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "GSI QP exists");
     if (type == QpType::xrc_tgt)
         return create_xrc_tgt(d, c, out);
     if (c.xrcd)
@@ -162,6 +178,8 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     auto qp = std::make_unique<Qp>();
     Qp* q = qp.get();
     q->type = type;
+    q->gsi = gsi;
+    q->attr.qkey = gsi ? VRNIC_GSI_QKEY : 0;
     q->uctx = u;
     q->pd = pd;
     q->send_cq = scq;
@@ -181,7 +199,7 @@ CmdResult cmd_create_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     q->srq = srq;
     q->max_inline = c.max_inline;
     q->db_slot = slot;
-    q->qpn = d.obj->qps.insert(std::move(qp));
+    q->qpn = gsi ? d.obj->qps.insert_gsi(std::move(qp)) : d.obj->qps.insert(std::move(qp));
     if (!q->qpn) {
         u->free_slot(slot);
         CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_qp reached");
@@ -208,6 +226,8 @@ CmdResult cmd_modify_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     if (t.status != VRNIC_CMD_STATUS_OK)
         CMD_FAIL(t.status, "QP state transition or attribute mask");
     if (const char* bad = bad_attr_value(d, m.attr_mask, m.attr))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, bad);
+    if (const char* bad = bad_qkey(*q, m.attr_mask, m.attr.qkey))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, bad);
 
     const vrnic_qp_state from = q->state;

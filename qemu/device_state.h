@@ -13,6 +13,7 @@
 #include "mcast.h"
 #include "objects.h"
 #include "pass_budget.h"
+#include "qp_table.h"
 #include "shared_word.h"
 
 #include <array>
@@ -56,7 +57,7 @@ struct Objects {
     HandleTable<Pd> pds;
     KeyedTable<Mr> mrs;
     HandleTable<Cq> cqs;
-    KeyedTable<Qp> qps;
+    QpTable<Qp> qps;
     HandleTable<Srq> srqs;
     HandleTable<Ah> ahs;
     HandleTable<Xrcd> xrcds;

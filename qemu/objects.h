@@ -117,6 +117,7 @@ struct Srq {
 struct Qp {
     uint32_t qpn = 0;
     QpType type = QpType::rc;
+    bool gsi = false; // QPN 1: a UD QP of the kernel with the GSI qkey
     Uctx* uctx = nullptr;
     Pd* pd = nullptr;
     Cq* send_cq = nullptr;

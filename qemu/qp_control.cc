@@ -45,6 +45,7 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
         xrc_unbind_target(d, qp);
     qp.state = VRNIC_QPS_RESET;
     qp.attr = vrnic_qp_attr{};
+    qp.attr.qkey = qp.gsi ? VRNIC_GSI_QKEY : 0;
     qp.comm_est_sent = false;
     qp.rnr_waiting = false;
     qp.retry_waiting = false;

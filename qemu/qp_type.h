@@ -24,10 +24,11 @@ inline QpType responder_type(QpType t) {
     return t == QpType::xrc_ini ? QpType::xrc_tgt : t;
 }
 
-// CREATE_QP's qp_type field: VRNIC_CMD_STATUS_OK with *out set, UNSUPPORTED
-// for a type the interface names but this device does not implement, or
-// BAD_PARAM.
-inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out) {
+// CREATE_QP's qp_type field: VRNIC_CMD_STATUS_OK with *out set (the GSI QP
+// is a UD QP, *gsi set), UNSUPPORTED for a type the interface names but this
+// device does not implement, or BAD_PARAM.
+inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out, bool* gsi) {
+    *gsi = false;
     switch (dev_type) {
     case VRNIC_QPT_RC:
         *out = QpType::rc;
@@ -45,7 +46,9 @@ inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out) {
         *out = QpType::xrc_tgt;
         return VRNIC_CMD_STATUS_OK;
     case VRNIC_QPT_GSI:
-        return VRNIC_CMD_STATUS_UNSUPPORTED;
+        *out = QpType::ud;
+        *gsi = true;
+        return VRNIC_CMD_STATUS_OK;
     default:
         return VRNIC_CMD_STATUS_BAD_PARAM;
     }

@@ -81,7 +81,8 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     const vrnic_send_wqe_hdr& h = w.h;
     if (!qp_type_allows_opcode(qp.type, h.opcode))
         return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
-    if (h.flags & ~uint8_t(VRNIC_WQE_F_ALL))
+    if ((h.flags & ~uint8_t(VRNIC_WQE_F_ALL)) ||
+        ((h.flags & VRNIC_WQE_F_AV) && qp.type != QpType::ud)) // UD takes it out first
         return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.num_sge > qp.sq.max_sge)
         return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;
@@ -385,7 +386,7 @@ bool engine_poll(DeviceState& d) {
         Qp& qp = *list[i];
         d.pass.start_qp();
         if (qp.type == QpType::xrc_tgt) {
-            // No queues: its receives are its XRC SRQs' (14.8).
+            // No queues: its receives are its XRC SRQs' (14.9).
         } else if (qp.state == VRNIC_QPS_ERR) {
             progress |= flush_queue(d, qp, qp.sq, *qp.send_cq, flushed_send_opcode);
             // An SRQ is not the QP's to flush (14.3); an XRC initiator has no RQ.

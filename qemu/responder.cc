@@ -260,7 +260,7 @@ void fail_recv(DeviceState& d, Qp& resp, const RecvWqe& w, uint8_t status, uint3
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s) {
     Delivery r;
-    // An XRC target takes every message into the XRC SRQ it names (14.8).
+    // An XRC target takes every message into the XRC SRQ it names (14.9).
     if (resp.type == QpType::xrc_tgt) {
         switch (xrc_bind_target(d, resp, h.rdma.xrc_srqn)) {
         case XrcBind::ok:

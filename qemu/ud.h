@@ -10,16 +10,17 @@
 
 namespace vrnic {
 
-// Delivers the datagram `msg` of WQE `h` from `sender` through `ah` to QP
-// `dest_qpn`, or to every QP of the multicast group the AH's dgid names,
+// Delivers the datagram `msg` of WQE `h` from `sender` addressed by `av` (an
+// AH's or, 1.4, the WQE's own) to QP `dest_qpn`, or to every QP of the
+// multicast group av's dgid names,
 // with `qkey` (the sender's choice already applied). Never fails
 // the sender: what the receiver cannot take is dropped (a counter in the
 // register page) or completes in error at the receiver.
-// How many receivers a datagram through `ah` to `dest_qpn` is copied to, at
+// How many receivers a datagram to `av` and `dest_qpn` is copied to, at
 // most: the members of its multicast group, else one.
-uint64_t ud_copies(const DeviceState& d, const Ah& ah, uint32_t dest_qpn);
+uint64_t ud_copies(const DeviceState& d, const vrnic_av& av, uint32_t dest_qpn);
 
-void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
-                const vrnic_send_wqe_hdr& h, LocalMsg& msg);
+void ud_deliver(DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn,
+                uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg);
 
 } // namespace vrnic

@@ -16,8 +16,9 @@ namespace vrnic {
 
 namespace {
 
-void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender, const Ah& ah,
-                      const vrnic_send_wqe_hdr& h, uint32_t len, uint8_t net_type) {
+void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender,
+                      const vrnic_av& av, const vrnic_send_wqe_hdr& h, uint32_t len,
+                      uint8_t net_type) {
     vrnic_cqe c{};
     c.wr_id = w.wr_id;
     c.qpn = dst.qpn;
@@ -31,7 +32,7 @@ void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sende
         c.flags |= VRNIC_CQE_F_WITH_IMM;
         c.imm_data = h.imm_data;
     }
-    c.sl = ah.av.sl;
+    c.sl = av.sl;
     c.network_hdr_type = net_type;
     memcpy(c.smac, d.params.mac, sizeof(c.smac)); // the sender's port: this one
     write_cqe_or_fail_qp(d, dst, *dst.recv_cq, c, h.flags & VRNIC_WQE_F_SOLICITED);
@@ -39,7 +40,7 @@ void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sende
 
 // Delivers to one receiver; each receiver of a group takes or drops the
 // datagram on its own.
-void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const Ah& ah, uint32_t qkey,
+void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const vrnic_av& av, uint32_t qkey,
                 const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
     vrnic_regs* r = d.regs();
     if (!dst)
@@ -66,7 +67,7 @@ void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const Ah& ah, uint32_
         return fail_recv(d, *dst, w, VRNIC_WC_LOC_LEN_ERR, sender.qpn, kVeRecvTooShort);
     const uint32_t len = static_cast<uint32_t>(msg.len); // at most the MTU
     uint8_t grh[VRNIC_GRH_SIZE];
-    const uint8_t net_type = build_grh(grh, d.obj->gids[ah.av.sgid_index].gid, ah.av, len);
+    const uint8_t net_type = build_grh(grh, d.obj->gids[av.sgid_index].gid, av, len);
     SgCursor dc(d.mem, sg, n);
     SgCursor gc(grh, sizeof(grh));
     sg_copy(dc, gc, sizeof(grh));
@@ -74,27 +75,26 @@ void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const Ah& ah, uint32_
     sg_copy(dc, sc, len);
     src.consume();
     d.note_delivery(*dst);
-    complete_ud_recv(d, *dst, w, sender, ah, h, len, net_type);
+    complete_ud_recv(d, *dst, w, sender, av, h, len, net_type);
 }
 
 } // namespace
 
-uint64_t ud_copies(const DeviceState& d, const Ah& ah, uint32_t dest_qpn) {
-    if (!gid_is_mcast(ah.av.dgid))
+uint64_t ud_copies(const DeviceState& d, const vrnic_av& av, uint32_t dest_qpn) {
+    if (!gid_is_mcast(av.dgid))
         return 1;
-    return std::max<uint64_t>(find_mcast_destinations(d, ah.av.dgid, dest_qpn).size(), 1);
+    return std::max<uint64_t>(find_mcast_destinations(d, av.dgid, dest_qpn).size(), 1);
 }
 
-void ud_deliver(DeviceState& d, const Qp& sender, const Ah& ah, uint32_t dest_qpn, uint32_t qkey,
-                const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
-    if (!gid_is_mcast(ah.av.dgid))
-        return deliver_to(d, find_ud_destination(d, ah.av.dgid, dest_qpn), sender, ah, qkey, h,
-                          msg);
-    const std::vector<uint32_t> qpns = find_mcast_destinations(d, ah.av.dgid, dest_qpn);
+void ud_deliver(DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn,
+                uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    if (!gid_is_mcast(av.dgid))
+        return deliver_to(d, find_ud_destination(d, av.dgid, dest_qpn), sender, av, qkey, h, msg);
+    const std::vector<uint32_t> qpns = find_mcast_destinations(d, av.dgid, dest_qpn);
     if (qpns.empty())
         return count_in_reg(&d.regs()->ud_no_dest_drops);
     for (uint32_t qpn : qpns)
-        deliver_to(d, ud_receiver(d, qpn), sender, ah, qkey, h, msg);
+        deliver_to(d, ud_receiver(d, qpn), sender, av, qkey, h, msg);
 }
 
 } // namespace vrnic

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// XRC (device-interface.md 10.13, 10.17, 10.25, 14.8): domains, the target
+// XRC (device-interface.md 10.13, 10.17, 10.25, 14.9): domains, the target
 // QP (which has no queues of its own) and its binding to the XRC SRQ each
 // message names. While bound, the target's srq, pd and recv_cq are the
 // SRQ's: the responder checks rkeys against the SRQ's PD and completes on

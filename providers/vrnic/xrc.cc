@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //
-// XRC (docs/device-interface.md 14.8): XRC domains (shared between processes
+// XRC (docs/device-interface.md 14.9): XRC domains (shared between processes
 // through a file, by the kernel), XRC SRQs, and target QPs created here or
 // opened from another process. A target QP has no rings: the device takes
 // each message to it into the XRC SRQ the message names. XRC SRQs post on

@@ -52,19 +52,24 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
         h->rdma.rkey = wr.rkey;
         h->rdma.xrc_srqn = wr.xrc_srqn;
     }
+    uint32_t hdr = VRNIC_SEND_WQE_HDR_SIZE;
+    if (wr.with_av) {
+        h->flags |= VRNIC_WQE_F_AV;
+        memcpy(w + hdr, &wr.av, sizeof(wr.av));
+        hdr = VRNIC_SEND_WQE_AV_HDR_SIZE;
+    }
     if (wr.flags & VRNIC_WQE_F_INLINE) {
-        auto* ih = reinterpret_cast<vrnic_inline_hdr*>(w + VRNIC_SEND_WQE_HDR_SIZE);
+        auto* ih = reinterpret_cast<vrnic_inline_hdr*>(w + hdr);
         ih->length = static_cast<uint32_t>(wr.inline_data.size());
-        size_t room = stride - VRNIC_SEND_WQE_HDR_SIZE - VRNIC_INLINE_HDR_SIZE;
+        size_t room = stride - hdr - VRNIC_INLINE_HDR_SIZE;
         if (!wr.inline_data.empty())
-            memcpy(w + VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_SIZE, wr.inline_data.data(),
+            memcpy(w + hdr + VRNIC_INLINE_HDR_SIZE, wr.inline_data.data(),
                    std::min(room, wr.inline_data.size()));
     } else {
         h->num_sge = static_cast<uint8_t>(wr.sge.size());
-        size_t room = (stride - VRNIC_SEND_WQE_HDR_SIZE) / VRNIC_SGE_SIZE;
+        size_t room = (stride - hdr) / VRNIC_SGE_SIZE;
         if (!wr.sge.empty())
-            memcpy(w + VRNIC_SEND_WQE_HDR_SIZE, wr.sge.data(),
-                   std::min(room, wr.sge.size()) * VRNIC_SGE_SIZE);
+            memcpy(w + hdr, wr.sge.data(), std::min(room, wr.sge.size()) * VRNIC_SGE_SIZE);
     }
     qp.sq_pi++;
     if (pub)

@@ -359,7 +359,7 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
     vrnic_cmd_modify_qp m{};
     m.qpn = qpn;
     m.attr.qp_state = state;
-    if (p.qp_type == VRNIC_QPT_UD) {
+    if (p.qp_type == VRNIC_QPT_UD || p.qp_type == VRNIC_QPT_GSI) {
         m.attr_mask = VRNIC_QP_ATTR_STATE;
         if (state == VRNIC_QPS_INIT) {
             m.attr_mask |= VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_QKEY;

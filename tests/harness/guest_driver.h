@@ -134,6 +134,9 @@ struct SendWr {
     bool ud = false;
     uint32_t ah = 0, remote_qpn = 0, remote_qkey = 0;
     uint32_t xrc_srqn = 0; // XRC initiators: the remote XRC SRQ
+    // 1.4 kernel UD: the WQE carries `av` (VRNIC_WQE_F_AV) instead of an AH.
+    bool with_av = false;
+    vrnic_av av{};
 };
 
 // A signaled UD SEND of sge through `ah` to QP remote_qpn with remote_qkey.

@@ -25,15 +25,17 @@
 #define UD_IP "192.168.93.9"
 #define UD_IP_GID "ffff:c0a8:5d09"
 
-/* Load vrnic_ktest.ko with @params: 0, or the errno of the failed load. */
-static int run_ktest(struct __test_metadata *_metadata, const char *params)
+/* Load test module @mod.ko with @params: 0, or the errno of the failed load. */
+static int run_module(struct __test_metadata *_metadata, const char *mod,
+		      const char *params)
 {
-	char path[PATH_MAX], before[256], after[256];
+	char path[PATH_MAX], ko[64], before[256], after[256];
 	int fd, ret, err = 0;
 
 	if (su_sh("ip link set dev " NETDEV " up"))
 		return EIO;
-	if (su_module_path(path, sizeof(path), "vrnic_ktest.ko") ||
+	snprintf(ko, sizeof(ko), "%s.ko", mod);
+	if (su_module_path(path, sizeof(path), ko) ||
 	    su_res_line(before, sizeof(before)))
 		return ENOENT;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -45,15 +47,19 @@ static int run_ktest(struct __test_metadata *_metadata, const char *params)
 	if (ret) {
 		err = errno;
 		system("dmesg | grep vrnic | tail -n 20");
-		TH_LOG("vrnic_ktest %s failed: %s", params, strerror(err));
+		TH_LOG("%s %s failed: %s", mod, params, strerror(err));
 	}
 	close(fd);
 	if (!ret)
-		EXPECT_EQ(0, syscall(SYS_delete_module, "vrnic_ktest",
-				     O_NONBLOCK));
+		EXPECT_EQ(0, syscall(SYS_delete_module, mod, O_NONBLOCK));
 	EXPECT_EQ(0, su_res_line(after, sizeof(after)));
 	EXPECT_STREQ(before, after);
 	return err;
+}
+
+static int run_ktest(struct __test_metadata *_metadata, const char *params)
+{
+	return run_module(_metadata, "vrnic_ktest", params);
 }
 
 /* The RoCE v2 GIDs of port 1 (each carries one UD exchange). */
@@ -72,6 +78,19 @@ static int roce_v2_gids(void)
 		n = -1;
 	pclose(f);
 	return n;
+}
+
+/*
+ * vrnic_ktest_cm.ko: two kernel rdma_cm IDs connect over vrnic0's IPv4
+ * address (ib_cm's MADs through the GSI QP), exchange checked SENDs and
+ * disconnect.
+ */
+TEST(kernel_rdma_cm_connect_send_disconnect)
+{
+	ASSERT_EQ(0, su_sh("scripts/vm.d/vrnic-addr >/dev/null && "
+			   "modprobe rdma_cm"));
+	ASSERT_EQ(0, run_module(_metadata, "vrnic_ktest_cm",
+				"addr=192.168.77.1"));
 }
 
 TEST(kernel_ulp_send_recv_drain)

@@ -291,7 +291,7 @@ TEST_F(Commands, QpCreateValidation) {
         uint32_t status;
         std::function<void(vrnic_cmd_create_qp&)> mutate;
     } cases[] = {
-        {"GSI", UNSUPPORTED, [](auto& q) { q.qp_type = VRNIC_QPT_GSI; }},
+        {"GSI of a user context", BAD_PARAM, [](auto& q) { q.qp_type = VRNIC_QPT_GSI; }},
         {"type 5", BAD_PARAM, [](auto& q) { q.qp_type = 5; }},
         {"flags", BAD_PARAM, [](auto& q) { q.flags = 2; }},
         {"reserved0", BAD_PARAM, [](auto& q) { q.reserved0 = 1; }},

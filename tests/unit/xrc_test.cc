@@ -1,4 +1,4 @@
-// XRC (device-interface.md 10.13, 10.17, 10.25, 14.8): XRC domains, XRC
+// XRC (device-interface.md 10.13, 10.17, 10.25, 14.9): XRC domains, XRC
 // SRQs and the two XRC QP types, every field of their commands, and the
 // data path: a message to a target QP lands in the XRC SRQ it names, of
 // another context, completing on that SRQ's CQ with the target's QPN; its
