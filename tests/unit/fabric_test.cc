@@ -29,15 +29,6 @@ constexpr uint32_t kLogDepth = 6, kDepth = 1u << kLogDepth;
 constexpr uint32_t kWindow = 32; // frames in flight to the peer: fewer than its RX buffers
 constexpr uint16_t kProto = 0x88b5;
 
-template <typename F> bool wait_for(F cond, int ms = 5000) {
-    for (int i = 0; i < ms * 10; i++) {
-        if (cond())
-            return true;
-        usleep(100);
-    }
-    return cond();
-}
-
 uint32_t frame_len(uint32_t seq) { return 60 + (seq * 37) % 1455; }
 uint8_t frame_byte(uint32_t seq, uint32_t i) { return static_cast<uint8_t>(seq * 7 + i * 13); }
 
