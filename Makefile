@@ -12,7 +12,7 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 15000
 
-.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults \
+.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults check-fabric \
 	demo bench clean
 
 setup:
@@ -38,7 +38,7 @@ kselftest:
 	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults SUITE_LIB_OUT=$(CURDIR)/build/kselftest/lib
 
 check: all
-	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults
+	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults check-fabric
 
 # Kernel code and the shared headers follow the kernel's style, strictly.
 KERNEL_STYLE_FILES = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
@@ -90,6 +90,11 @@ check-guest:
 # load, killed registrations, a soak and leak checks in a guest.
 check-faults:
 	tests/faults/run
+
+# Two, then three guests on one model: ping and 8 MiB over TCP between them
+# over the vrnic netdevs (tests/integration/fabric).
+check-fabric:
+	tests/integration/fabric/run
 
 demo: all
 	scripts/demo
