@@ -12,10 +12,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <mutex>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <thread>
 #include <vrnic_dev.h>
 
@@ -41,7 +43,8 @@ struct Vm {
     std::thread thread;
     bool ok = false;
     FakeIvshmemClient qemu;
-    vrnic_regs* r = nullptr;
+    void* bar2_map = nullptr; // ours
+    vrnic_regs* r = nullptr;  // BAR2, at the model's own mapping when found
     uint32_t tx_pi = 0, rx_pi = 0, rx_seen = 0;
 
     // Test addresses are always inside RAM.
@@ -82,6 +85,28 @@ struct Vm {
     }
 };
 
+// The model's own mapping of the shared memory behind `fd` (another one than
+// `ours`), or `ours` when there is none. The test then reads and writes BAR2
+// at the very addresses the model does, so that ThreadSanitizer sees each
+// release/acquire pair across the two threads.
+void* model_mapping(int fd, void* ours) {
+    struct stat st{};
+    if (fstat(fd, &st) != 0)
+        return ours;
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        unsigned long start = 0, end = 0, ino = 0;
+        char perms[8], off[32], dev[32];
+        if (sscanf(line.c_str(), "%lx-%lx %7s %31s %31s %lu", &start, &end, perms, off, dev,
+                   &ino) == 6 &&
+            ino == st.st_ino && line.find("memfd:") != std::string::npos &&
+            reinterpret_cast<void*>(start) != ours && end - start == VRNIC_BAR2_SIZE)
+            return reinterpret_cast<void*>(start);
+    }
+    return ours;
+}
+
 class Fabric : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -119,8 +144,8 @@ class Fabric : public ::testing::Test {
             if (v.thread.joinable())
                 v.thread.join();
             EXPECT_TRUE(v.ok);
-            if (v.r)
-                munmap(v.r, VRNIC_BAR2_SIZE);
+            if (v.bar2_map)
+                munmap(v.bar2_map, VRNIC_BAR2_SIZE);
         }
     }
     // Connects the fake QEMU, resets the device and brings it up with both
@@ -132,7 +157,8 @@ class Fabric : public ::testing::Test {
         void* p = mmap(nullptr, VRNIC_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
                        v.qemu.shm.get(), 0);
         ASSERT_NE(MAP_FAILED, p);
-        v.r = static_cast<vrnic_regs*>(p);
+        v.bar2_map = p;
+        v.r = static_cast<vrnic_regs*>(model_mapping(v.qemu.shm.get(), p));
         store_release(&v.r->reset_req, 1u);
         v.qemu.kick(VRNIC_KICK_CMD);
         ASSERT_TRUE(wait_for([&] { return load_acquire(&v.r->reset_ack) == 1; }));
