@@ -12,7 +12,7 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 15000
 
-.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults check-fabric \
+.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults check-fabric check-tsan \
 	demo bench clean
 
 setup:
@@ -95,6 +95,14 @@ check-faults:
 # over the vrnic netdevs (tests/integration/fabric).
 check-fabric:
 	tests/integration/fabric/run
+
+# The fabric's threads under ThreadSanitizer: the switch tests and two port
+# threads exchanging frames (tests/unit/fabric_test.cc); any report fails
+# (TSan's exit status 66).
+check-tsan:
+	cmake -S . -B build/tsan -DVRNIC_TSAN=ON -Wno-dev >/dev/null
+	cmake --build build/tsan -j $(JOBS) --target vrnic_model_tests
+	build/tsan/tests/unit/vrnic_model_tests --gtest_filter='Switch.*:Fabric.*'
 
 demo: all
 	scripts/demo
