@@ -121,9 +121,9 @@ timespec sleep_limit(uint64_t deadline, uint64_t now) {
 }
 
 // The VM went away: its last counters; leaving serve() frees its state.
-void disconnect(const PollStats& st) {
+void disconnect(const PollStats& st, const std::string& path) {
     st.log("VM disconnected", monotonic_ns());
-    LOG_INFO("VM disconnected: freeing its device state");
+    LOG_INFO("VM disconnected: freeing its device state (%s)", path.c_str());
 }
 
 } // namespace
@@ -133,9 +133,8 @@ bool Port::poll_vm(Device& dev) {
     if (cfg_.fabric) {
         FrameInbox& in = cfg_.fabric->inbox(cfg_.fabric_port);
         if (in.pending())
-            progress |= in.drain([&dev](const uint8_t* f, uint32_t n) {
-                dev.deliver_frame(f, n);
-            }) != 0;
+            progress |=
+                in.drain([&dev](const uint8_t* f, uint32_t n) { dev.deliver_frame(f, n); }) != 0;
     }
     return progress;
 }
@@ -197,8 +196,9 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         LOG_WARN("%s; waiting for the next connection", err.c_str());
         return true;
     }
-    LOG_INFO("VM connected (peer %lld, %u vectors, BAR2 %llu KiB)", (long long)cfg_.client_id,
-             cfg_.params.num_vectors, (unsigned long long)(cfg_.params.bar2_size >> 10));
+    LOG_INFO("VM connected on %s (peer %lld, %u vectors, BAR2 %llu KiB)", cfg_.socket_path.c_str(),
+             (long long)cfg_.client_id, cfg_.params.num_vectors,
+             (unsigned long long)(cfg_.params.bar2_size >> 10));
     // The fabric delivers to this VM from now on, until it leaves.
     FrameInbox* inbox = cfg_.fabric ? &cfg_.fabric->inbox(cfg_.fabric_port) : nullptr;
     struct Detach {
@@ -265,7 +265,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         const uint64_t woke = monotonic_ns();
         st.sleep_ns += woke - now;
         if (handle_wakeup(dev, *link, evs, n, st, woke)) {
-            disconnect(st);
+            disconnect(st, cfg_.socket_path);
             break;
         }
         dev.set_need_wakeup(false);
