@@ -46,8 +46,8 @@ class FrameInbox {
 
   private:
     std::mutex mu_;
-    bool open_ = false;                    // under mu_
-    std::vector<std::vector<uint8_t>> q_;  // under mu_
+    bool open_ = false;                       // under mu_
+    std::vector<std::vector<uint8_t>> q_;     // under mu_
     std::vector<std::vector<uint8_t>> spare_; // under mu_: buffers to reuse
     std::atomic<size_t> count_{0};
     std::atomic<uint64_t> dropped_{0};

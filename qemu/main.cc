@@ -16,8 +16,8 @@
 #include <iterator>
 #include <sys/eventfd.h>
 #include <thread>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 using namespace vrnic;
 

@@ -31,8 +31,12 @@ constexpr uint32_t kLogDepth = 6, kDepth = 1u << kLogDepth;
 constexpr uint32_t kWindow = 32; // frames in flight to the peer: fewer than its RX buffers
 constexpr uint16_t kProto = 0x88b5;
 
-uint32_t frame_len(uint32_t seq) { return 60 + (seq * 37) % 1455; }
-uint8_t frame_byte(uint32_t seq, uint32_t i) { return static_cast<uint8_t>(seq * 7 + i * 13); }
+uint32_t frame_len(uint32_t seq) {
+    return 60 + (seq * 37) % 1455;
+}
+uint8_t frame_byte(uint32_t seq, uint32_t i) {
+    return static_cast<uint8_t>(seq * 7 + i * 13);
+}
 
 // One VM: its RAM, its port of the fabric, its fake QEMU and BAR2.
 struct Vm {
@@ -90,7 +94,7 @@ struct Vm {
 // at the very addresses the model does, so that ThreadSanitizer sees each
 // release/acquire pair across the two threads.
 void* model_mapping(int fd, void* ours) {
-    struct stat st{};
+    struct stat st {};
     if (fstat(fd, &st) != 0)
         return ours;
     std::ifstream maps("/proc/self/maps");
@@ -154,8 +158,8 @@ class Fabric : public ::testing::Test {
         v.qemu.sock = connect_unix(v.path.c_str());
         ASSERT_TRUE(v.qemu.sock.valid());
         ASSERT_TRUE(v.qemu.handshake(VRNIC_NUM_VECTORS));
-        void* p = mmap(nullptr, VRNIC_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-                       v.qemu.shm.get(), 0);
+        void* p =
+            mmap(nullptr, VRNIC_BAR2_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, v.qemu.shm.get(), 0);
         ASSERT_NE(MAP_FAILED, p);
         v.bar2_map = p;
         v.r = static_cast<vrnic_regs*>(model_mapping(v.qemu.shm.get(), p));
@@ -202,9 +206,8 @@ class Fabric : public ::testing::Test {
                 const uint8_t* f = v.at(d->addr, kBuf);
                 uint32_t seq = ~0u;
                 memcpy(&seq, f + 14, 4);
-                bool good = status == VRNIC_ETH_ST_DONE && seq == got &&
-                            len == frame_len(got) && !memcmp(f, own_mac.data(), 6) &&
-                            !memcmp(f + 6, peer_mac.data(), 6);
+                bool good = status == VRNIC_ETH_ST_DONE && seq == got && len == frame_len(got) &&
+                            !memcmp(f, own_mac.data(), 6) && !memcmp(f + 6, peer_mac.data(), 6);
                 for (uint32_t i = 18; good && i < len; i++)
                     good = f[i] == frame_byte(got, i);
                 if (!good)
