@@ -12,7 +12,7 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 15000
 
-.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults \
+.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults check-fabric check-tsan \
 	demo bench clean
 
 setup:
@@ -38,7 +38,7 @@ kselftest:
 	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults SUITE_LIB_OUT=$(CURDIR)/build/kselftest/lib
 
 check: all
-	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults
+	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults check-fabric
 
 # Kernel code and the shared headers follow the kernel's style, strictly.
 KERNEL_STYLE_FILES = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
@@ -90,6 +90,19 @@ check-guest:
 # load, killed registrations, a soak and leak checks in a guest.
 check-faults:
 	tests/faults/run
+
+# Two, then three guests on one model: ping and 8 MiB over TCP between them
+# over the vrnic netdevs (tests/integration/fabric).
+check-fabric:
+	tests/integration/fabric/run
+
+# The fabric's threads under ThreadSanitizer: the switch tests and two port
+# threads exchanging frames (tests/unit/fabric_test.cc); any report fails
+# (TSan's exit status 66).
+check-tsan:
+	cmake -S . -B build/tsan -DVRNIC_TSAN=ON -Wno-dev >/dev/null
+	cmake --build build/tsan -j $(JOBS) --target vrnic_model_tests
+	build/tsan/tests/unit/vrnic_model_tests --gtest_filter='Switch.*:Fabric.*'
 
 demo: all
 	scripts/demo

@@ -8,16 +8,24 @@ namespace vrnic {
 
 const char* cli_usage() {
     return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
+           "                   [--vm PATH,FILE,BYTES]... [--mtu N]\n"
            "                   [--bar2-size BYTES] [--idle-us N] [--spin-us N] [-v]...\n"
+           "       vrnic-model --vm PATH,FILE,BYTES [--vm PATH,FILE,BYTES]... [options]\n"
            "\n"
            "The vrnic device model: serves QEMU's ivshmem-doorbell device on PATH\n"
            "(-chardev socket,path=PATH -device ivshmem-doorbell,vectors=8) and\n"
            "implements an RDMA NIC over the guest RAM in FILE (the mem-path of a\n"
-           "memory-backend-file with share=on, machine pc, at most 2 GiB).\n"
+           "memory-backend-file with share=on, machine pc, at most 2 GiB). With\n"
+           "several VMs, each is a port of one fabric: its own device, MAC\n"
+           "52:54:00:56:52:0N (N = 1, 2, ... in order) and thread, the Ethernet\n"
+           "functions joined by a learning switch.\n"
            "\n"
            "  --socket PATH          UNIX socket to listen on (replaced if stale)\n"
            "  --guest-mem FILE       the guest RAM file\n"
            "  --guest-mem-size BYTES guest RAM size (suffix K, M or G allowed)\n"
+           "  --vm PATH,FILE,BYTES   one more VM: its socket, RAM file and RAM size\n"
+           "  --mtu N                Ethernet MTU limit of every port, 68..9000\n"
+           "                         (default 9000)\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
            "  --idle-us N            poll this long without work before sleeping\n"
            "                         (the guest must then kick; default 2)\n"
@@ -113,6 +121,29 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
         } else if (a == "--guest-mem-size") {
             if (!size_value(&o->guest_mem_size))
                 return CliResult::error;
+        } else if (a == "--vm") {
+            std::string v;
+            if (!value(&v))
+                return CliResult::error;
+            VmOption vm;
+            const size_t c1 = v.find(','), c2 = c1 == std::string::npos ? c1 : v.find(',', c1 + 1);
+            if (c2 == std::string::npos || c1 == 0 || c2 == c1 + 1 ||
+                !parse_size(v.substr(c2 + 1), &vm.guest_mem_size)) {
+                *err = "--vm: '" + v + "' is not SOCKET,RAMFILE,BYTES";
+                return CliResult::error;
+            }
+            vm.socket_path = v.substr(0, c1);
+            vm.guest_mem_path = v.substr(c1 + 1, c2 - c1 - 1);
+            o->vms.push_back(vm);
+        } else if (a == "--mtu") {
+            uint64_t mtu;
+            if (!size_value(&mtu))
+                return CliResult::error;
+            if (mtu < 68 || mtu > 9000) {
+                *err = "--mtu must be 68..9000";
+                return CliResult::error;
+            }
+            o->mtu = static_cast<uint32_t>(mtu);
         } else if (a == "--bar2-size") {
             if (!size_value(&o->bar2_size))
                 return CliResult::error;
@@ -127,20 +158,36 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
             return CliResult::error;
         }
     }
-    if (o->socket_path.empty()) {
-        *err = "--socket is required";
-        return CliResult::error;
+    const bool single = !o->socket_path.empty() || !o->guest_mem_path.empty() || o->guest_mem_size;
+    if (single || o->vms.empty()) {
+        if (o->socket_path.empty()) {
+            *err = "--socket is required (or --vm)";
+            return CliResult::error;
+        }
+        if (o->guest_mem_path.empty()) {
+            *err = "--guest-mem is required";
+            return CliResult::error;
+        }
+        o->vms.insert(o->vms.begin(), {o->socket_path, o->guest_mem_path, o->guest_mem_size});
     }
-    if (o->guest_mem_path.empty()) {
-        *err = "--guest-mem is required";
-        return CliResult::error;
+    for (const VmOption& vm : o->vms) {
+        const char* what = single && &vm == &o->vms[0] ? "--guest-mem-size" : "--vm's size";
+        if (vm.guest_mem_size == 0) {
+            *err = std::string(what) + " is required and must be > 0";
+            return CliResult::error;
+        }
+        if (vm.guest_mem_size % 4096) {
+            *err = std::string(what) + " must be a multiple of 4096";
+            return CliResult::error;
+        }
+        for (const VmOption& other : o->vms)
+            if (&other != &vm && other.socket_path == vm.socket_path) {
+                *err = "socket " + vm.socket_path + " given twice";
+                return CliResult::error;
+            }
     }
-    if (o->guest_mem_size == 0) {
-        *err = "--guest-mem-size is required and must be > 0";
-        return CliResult::error;
-    }
-    if (o->guest_mem_size % 4096) {
-        *err = "--guest-mem-size must be a multiple of 4096";
+    if (o->vms.size() > kMaxVms) {
+        *err = "at most " + std::to_string(kMaxVms) + " VMs";
         return CliResult::error;
     }
     if (o->bar2_size && (o->bar2_size < 65536 || (o->bar2_size & (o->bar2_size - 1)))) {

@@ -9,15 +9,30 @@
 
 namespace vrnic {
 
-struct CliOptions {
+// One VM of the fabric: its ivshmem socket and its guest RAM.
+struct VmOption {
     std::string socket_path;
     std::string guest_mem_path;
     uint64_t guest_mem_size = 0;
+};
+
+struct CliOptions {
+    // The first VM, by the single-VM options (--socket, --guest-mem,
+    // --guest-mem-size) ...
+    std::string socket_path;
+    std::string guest_mem_path;
+    uint64_t guest_mem_size = 0;
+    // ... then each --vm. After parsing: every VM, the first one first.
+    std::vector<VmOption> vms;
+    uint32_t mtu = 0;       // the Ethernet MTU of every port; 0: the default
     uint64_t bar2_size = 0; // 0: the interface's default
     int verbosity = 0;      // each -v raises the log level by one
     int64_t idle_us = -1;   // busy-poll window before sleeping; -1: the default
     int64_t spin_us = -1;   // the window while the CPU is uncontended; -1: idle_us
 };
+
+// VMs one model serves at most (their MACs differ in the last byte).
+constexpr size_t kMaxVms = 64;
 
 enum class CliResult { ok, help, error };
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // vrnic-model: the device model process. Parses the command line, maps
-// guest RAM, binds the ivshmem socket and runs the port thread until
-// SIGTERM/SIGINT.
+// each VM's guest RAM, binds its ivshmem socket and runs one port thread per
+// VM until SIGTERM/SIGINT.
 #include "cli.h"
+#include "eth_switch.h"
 #include "guest_memory.h"
 #include "log.h"
 #include "port.h"
@@ -12,9 +13,11 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <iterator>
 #include <sys/eventfd.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace vrnic;
 
@@ -38,59 +41,90 @@ int main(int argc, char** argv) {
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGUSR1); // the port thread's "I stopped"
+    sigaddset(&sigs, SIGUSR1); // a port thread's "I stopped"
     sigaddset(&sigs, SIGUSR2); // log the poll loop's counters
     pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
-    auto mem = GuestMemory::open_file(opt.guest_mem_path, opt.guest_mem_size, &err);
-    if (!mem) {
-        LOG_ERR("guest memory: %s", err.c_str());
-        return 1;
-    }
-    PortConfig cfg;
-    cfg.socket_path = opt.socket_path;
-    cfg.mem = mem.get();
+    // The fabric: one port per VM, each with its own guest RAM, MAC, device
+    // and thread; the switch is all they share.
+    DeviceParams base;
     if (opt.bar2_size)
-        cfg.params.bar2_size = opt.bar2_size;
-    if (opt.idle_us >= 0)
-        cfg.idle_ns = static_cast<uint64_t>(opt.idle_us) * 1000;
-    if (opt.spin_us >= 0)
-        cfg.spin_ns = static_cast<uint64_t>(opt.spin_us) * 1000;
-    cfg.spin_ns = std::max(cfg.spin_ns, cfg.idle_ns); // never shorter than asked
-    auto port = Port::create(cfg, &err);
-    if (!port) {
-        LOG_ERR("%s", err.c_str());
-        return 1;
+        base.bar2_size = opt.bar2_size;
+    if (opt.mtu)
+        base.eth_max_mtu = opt.mtu;
+    EthSwitch fabric(base.eth_max_mtu);
+    std::vector<std::unique_ptr<GuestMemory>> mems;
+    std::vector<std::unique_ptr<Port>> ports;
+    for (size_t i = 0; i < opt.vms.size(); i++) {
+        const VmOption& vm = opt.vms[i];
+        auto mem = GuestMemory::open_file(vm.guest_mem_path, vm.guest_mem_size, &err);
+        if (!mem) {
+            LOG_ERR("guest memory %s: %s", vm.guest_mem_path.c_str(), err.c_str());
+            return 1;
+        }
+        PortConfig cfg;
+        cfg.socket_path = vm.socket_path;
+        cfg.mem = mem.get();
+        cfg.params = base;
+        cfg.params.mac[5] = static_cast<uint8_t>(base.mac[5] + i);
+        cfg.params.node_guid = base.node_guid + (uint64_t(i) << 16);
+        if (opt.idle_us >= 0)
+            cfg.idle_ns = static_cast<uint64_t>(opt.idle_us) * 1000;
+        if (opt.spin_us >= 0)
+            cfg.spin_ns = static_cast<uint64_t>(opt.spin_us) * 1000;
+        cfg.spin_ns = std::max(cfg.spin_ns, cfg.idle_ns); // never shorter than asked
+        Mac mac;
+        std::copy(std::begin(cfg.params.mac), std::end(cfg.params.mac), mac.begin());
+        cfg.fabric = &fabric;
+        cfg.fabric_port = fabric.add_port(mac);
+        auto port = Port::create(cfg, &err);
+        if (!port) {
+            LOG_ERR("%s", err.c_str());
+            return 1;
+        }
+        LOG_INFO("VM %zu: socket %s, guest RAM %s (%llu MiB), MAC %02x:%02x:%02x:%02x:%02x:%02x", i,
+                 vm.socket_path.c_str(), vm.guest_mem_path.c_str(),
+                 (unsigned long long)(vm.guest_mem_size >> 20), mac[0], mac[1], mac[2], mac[3],
+                 mac[4], mac[5]);
+        mems.push_back(std::move(mem));
+        ports.push_back(std::move(port));
     }
-    LOG_INFO("guest RAM %s (%llu MiB)", opt.guest_mem_path.c_str(),
-             (unsigned long long)(opt.guest_mem_size >> 20));
 
     std::atomic<bool> stop{false};
     UniqueFd stop_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     std::atomic<int> thread_rc{0};
-    std::thread t([&] {
-        // Nothing may escape a thread: log it and stop the process cleanly.
-        try {
-            if (!port->run(stop, stop_fd.get()))
+    std::vector<std::thread> threads;
+    for (auto& port : ports)
+        threads.emplace_back([&, p = port.get()] {
+            // Nothing may escape a thread: log it and stop the process cleanly.
+            try {
+                if (!p->run(stop, stop_fd.get()))
+                    thread_rc = 1;
+            } catch (const std::exception& e) {
+                LOG_ERR("device thread: %s", e.what());
                 thread_rc = 1;
-        } catch (const std::exception& e) {
-            LOG_ERR("device thread: %s", e.what());
-            thread_rc = 1;
-        }
-        if (!stop.load())
-            kill(getpid(), SIGUSR1);
-    });
+            }
+            if (!stop.load())
+                kill(getpid(), SIGUSR1);
+        });
 
     int sig = 0;
     while (sigwait(&sigs, &sig) == 0 && sig == SIGUSR2)
-        port->request_stats();
+        for (auto& port : ports)
+            port->request_stats();
     if (sig != SIGUSR1)
         LOG_INFO("%s: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     stop = true;
     uint64_t one = 1;
     (void)!write(stop_fd.get(), &one, sizeof(one));
-    t.join();
-    port.reset(); // removes the socket
+    for (auto& t : threads)
+        t.join();
+    const SwitchCounters c = fabric.counters();
+    if (ports.size() > 1)
+        LOG_INFO("switch: %llu forwarded, %llu flooded; dropped %llu spoofed, %llu bad length",
+                 (unsigned long long)c.forwarded, (unsigned long long)c.flooded,
+                 (unsigned long long)c.spoofed, (unsigned long long)c.bad_len);
+    ports.clear(); // removes the sockets
     return thread_rc.load();
 }

@@ -2,6 +2,7 @@
 #include "port.h"
 
 #include "device.h"
+#include "eth_switch.h"
 #include "idle_window.h"
 #include "log.h"
 #include "shared_region.h"
@@ -75,11 +76,12 @@ bool Port::refuse_extra_clients(const IvshmemLink& link) {
 namespace {
 
 // What woke an epoll_pwait2(): the tag of each fd in the set.
-enum : uint32_t { kConn, kListener, kStop, kFirstKick };
+enum : uint32_t { kConn, kListener, kStop, kInbox, kFirstKick };
 
 // epoll, registered once: a wake-up then costs less than ppoll's per-call
 // walk over every fd (about 0.8 us less on a busy host). Invalid on error.
-UniqueFd watch_vm(const IvshmemLink& link, int listener_fd, int stop_fd) {
+// inbox_fd: the fabric's frames for this VM, or -1.
+UniqueFd watch_vm(const IvshmemLink& link, int listener_fd, int stop_fd, int inbox_fd) {
     UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
     bool watched = ep.valid();
     auto watch = [&](int fd, uint32_t tag) {
@@ -91,6 +93,8 @@ UniqueFd watch_vm(const IvshmemLink& link, int listener_fd, int stop_fd) {
     watch(link.conn_fd(), kConn);
     watch(listener_fd, kListener);
     watch(stop_fd, kStop);
+    if (inbox_fd >= 0)
+        watch(inbox_fd, kInbox);
     for (uint32_t v = 0; v < link.vectors(); v++)
         watch(link.doorbell_fd(v), kFirstKick + v);
     return watched ? std::move(ep) : UniqueFd();
@@ -117,12 +121,23 @@ timespec sleep_limit(uint64_t deadline, uint64_t now) {
 }
 
 // The VM went away: its last counters; leaving serve() frees its state.
-void disconnect(const PollStats& st) {
+void disconnect(const PollStats& st, const std::string& path) {
     st.log("VM disconnected", monotonic_ns());
-    LOG_INFO("VM disconnected: freeing its device state");
+    LOG_INFO("VM disconnected: freeing its device state (%s)", path.c_str());
 }
 
 } // namespace
+
+bool Port::poll_vm(Device& dev) {
+    bool progress = dev.poll_once();
+    if (cfg_.fabric) {
+        FrameInbox& in = cfg_.fabric->inbox(cfg_.fabric_port);
+        if (in.pending())
+            progress |=
+                in.drain([&dev](const uint8_t* f, uint32_t n) { dev.deliver_frame(f, n); }) != 0;
+    }
+    return progress;
+}
 
 void Port::take_stats_request(PollStats& st, uint64_t now) {
     // A plain load first: this runs on every idle poll.
@@ -144,7 +159,7 @@ bool Port::handle_wakeup(Device& dev, IvshmemLink& link, const epoll_event* evs,
         kicked = evs[i].data.u32 >= kFirstKick;
     if (kicked) {
         dev.note_kick_wakeup();
-        if (dev.poll_once()) {
+        if (poll_vm(dev)) {
             st.work_polls++;
             st.work_ns += monotonic_ns() - woke;
         }
@@ -153,6 +168,8 @@ bool Port::handle_wakeup(Device& dev, IvshmemLink& link, const epoll_event* evs,
         const uint32_t tag = evs[i].data.u32;
         if (tag >= kFirstKick) {
             link.drain_doorbell(tag - kFirstKick);
+        } else if (tag == kInbox) {
+            cfg_.fabric->inbox(cfg_.fabric_port).clear_wake(); // the loop drains it
         } else if (tag == kConn) {
             gone = gone || link.peer_closed();
         } else if (tag == kListener) {
@@ -179,9 +196,28 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         LOG_WARN("%s; waiting for the next connection", err.c_str());
         return true;
     }
-    LOG_INFO("VM connected (peer %lld, %u vectors, BAR2 %llu KiB)", (long long)cfg_.client_id,
-             cfg_.params.num_vectors, (unsigned long long)(cfg_.params.bar2_size >> 10));
-    UniqueFd ep = watch_vm(*link, listener_->fd(), stop_fd);
+    LOG_INFO("VM connected on %s (peer %lld, %u vectors, BAR2 %llu KiB)", cfg_.socket_path.c_str(),
+             (long long)cfg_.client_id, cfg_.params.num_vectors,
+             (unsigned long long)(cfg_.params.bar2_size >> 10));
+    // The fabric delivers to this VM from now on, until it leaves.
+    FrameInbox* inbox = cfg_.fabric ? &cfg_.fabric->inbox(cfg_.fabric_port) : nullptr;
+    struct Detach {
+        EthSwitch* fabric;
+        uint32_t port;
+        ~Detach() {
+            if (fabric) {
+                fabric->inbox(port).close();
+                fabric->port_down(port);
+            }
+        }
+    } detach{cfg_.fabric, cfg_.fabric_port};
+    if (inbox) {
+        dev.set_frame_sink([this](const uint8_t* f, uint32_t n) {
+            return cfg_.fabric->forward(cfg_.fabric_port, f, n);
+        });
+        inbox->open();
+    }
+    UniqueFd ep = watch_vm(*link, listener_->fd(), stop_fd, inbox ? inbox->wake_fd() : -1);
     if (!ep) {
         LOG_ERR("epoll: %s", strerror(errno));
         return false;
@@ -194,7 +230,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     uint64_t mark = last_work; // the last clock reading: the next poll starts about then
     while (!stop.load(std::memory_order_relaxed)) {
         uint64_t now;
-        if (dev.poll_once()) {
+        if (poll_vm(dev)) {
             st.work_polls++;
             last_work = now = monotonic_ns();
             st.work_ns += now - mark;
@@ -212,7 +248,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         }
         // Idle: announce the sleep, then rescan once (section 8).
         dev.set_need_wakeup(true);
-        if (dev.poll_once()) {
+        if (poll_vm(dev)) {
             dev.set_need_wakeup(false);
             last_work = mark = monotonic_ns();
             st.work_ns += last_work - now;
@@ -229,7 +265,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         const uint64_t woke = monotonic_ns();
         st.sleep_ns += woke - now;
         if (handle_wakeup(dev, *link, evs, n, st, woke)) {
-            disconnect(st);
+            disconnect(st, cfg_.socket_path);
             break;
         }
         dev.set_need_wakeup(false);

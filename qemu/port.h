@@ -2,8 +2,8 @@
 // One ivshmem socket: it serves one attached VM at a time with a fresh
 // Device, on its own thread (the device's poll loop). When QEMU goes away the
 // VM's device state is freed and the port waits for the next connection.
-// A port keeps no state outside itself, so several (one per VM, each with
-// its own guest RAM) can run side by side.
+// Several ports (one per VM, each with its own guest RAM) run side by side;
+// all they share is the fabric's switch (eth_switch.h).
 #pragma once
 
 #include "device_params.h"
@@ -20,12 +20,17 @@ struct epoll_event;
 namespace vrnic {
 
 class Device;
+class EthSwitch;
 
 struct PortConfig {
     std::string socket_path;
     const GuestMemory* mem = nullptr;
     DeviceParams params;
     int64_t client_id = 1; // the ivshmem peer ID QEMU gets (IVPosition)
+    // The fabric this VM's Ethernet function joins, as port `fabric_port`
+    // (its MAC is params.mac); none: transmitted frames are discarded.
+    EthSwitch* fabric = nullptr;
+    uint32_t fabric_port = 0;
     // Busy-poll this long without work before sleeping (section 8). Short:
     // the model shares the host's cores with the guest's vCPU threads, and
     // a model that spins long gets preempted and then waits a whole
@@ -71,6 +76,9 @@ class Port {
     bool serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd);
     // Refuses pending connections; true if our own VM went away meanwhile.
     bool refuse_extra_clients(const IvshmemLink& link);
+    // One poll of the device and of the frames the fabric has for it; true
+    // when anything was done.
+    bool poll_vm(Device& dev);
     // Logs the counters and starts a new period if request_stats() asked.
     void take_stats_request(PollStats& st, uint64_t now);
     // Handles the `n` events that ended a sleep at `woke`; true when the VM

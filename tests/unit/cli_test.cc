@@ -27,6 +27,61 @@ TEST(Cli, FullCommandLine) {
     EXPECT_EQ(50, o.spin_us);
 }
 
+TEST(Cli, OneVmBySingleOptionsIsTheFirstOfTheFabric) {
+    CliOptions o;
+    std::string err;
+    ASSERT_EQ(CliResult::ok,
+              parse({"--socket", "/tmp/a", "--guest-mem", "/dev/shm/a", "--guest-mem-size", "1G",
+                     "--vm", "/tmp/b,/dev/shm/b,512M", "--mtu", "1500"},
+                    &o, &err))
+        << err;
+    ASSERT_EQ(2u, o.vms.size());
+    EXPECT_EQ("/tmp/a", o.vms[0].socket_path);
+    EXPECT_EQ("/dev/shm/a", o.vms[0].guest_mem_path);
+    EXPECT_EQ(1ull << 30, o.vms[0].guest_mem_size);
+    EXPECT_EQ("/tmp/b", o.vms[1].socket_path);
+    EXPECT_EQ("/dev/shm/b", o.vms[1].guest_mem_path);
+    EXPECT_EQ(512ull << 20, o.vms[1].guest_mem_size);
+    EXPECT_EQ(1500u, o.mtu);
+}
+
+TEST(Cli, VmsByVmAlone) {
+    CliOptions o;
+    std::string err;
+    ASSERT_EQ(CliResult::ok,
+              parse({"--vm", "s0,m0,4096", "--vm", "s1,m1,8K", "--vm", "s2,m2,0x3000"}, &o, &err))
+        << err;
+    ASSERT_EQ(3u, o.vms.size());
+    EXPECT_EQ("s2", o.vms[2].socket_path);
+    EXPECT_EQ("m2", o.vms[2].guest_mem_path);
+    EXPECT_EQ(0x3000u, o.vms[2].guest_mem_size);
+    EXPECT_EQ(0u, o.mtu); // the default
+}
+
+TEST(Cli, BadVmsAndMtuNameTheProblem) {
+    struct Case {
+        std::vector<std::string> args;
+        const char* needle;
+    } cases[] = {
+        {{"--vm", "s,m"}, "SOCKET,RAMFILE,BYTES"},
+        {{"--vm", ",m,4096"}, "SOCKET,RAMFILE,BYTES"},
+        {{"--vm", "s,,4096"}, "SOCKET,RAMFILE,BYTES"},
+        {{"--vm", "s,m,12x"}, "SOCKET,RAMFILE,BYTES"},
+        {{"--vm", "s,m,4097"}, "4096"},
+        {{"--vm", "s,m,0"}, "> 0"},
+        {{"--vm", "s,m,4096", "--vm", "s,n,4096"}, "twice"},
+        {{"--vm", "s,m,4096", "--mtu", "67"}, "68..9000"},
+        {{"--vm", "s,m,4096", "--mtu", "9001"}, "68..9000"},
+        {{}, "--socket"},
+    };
+    for (auto& c : cases) {
+        CliOptions o;
+        std::string err;
+        EXPECT_EQ(CliResult::error, parse(c.args, &o, &err)) << c.needle;
+        EXPECT_NE(std::string::npos, err.find(c.needle)) << err;
+    }
+}
+
 TEST(Cli, Help) {
     CliOptions o;
     std::string err;

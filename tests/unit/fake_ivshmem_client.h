@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 #include <vector>
 
 namespace vrnic::test {
@@ -50,6 +51,16 @@ inline UniqueFd connect_unix(const char* path) {
     if (connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) < 0)
         s.reset();
     return s;
+}
+
+// Polls cond() every 100 us until it holds, for at most `ms` ms.
+template <typename F> bool wait_for(F cond, int ms = 2000) {
+    for (int i = 0; i < ms * 10; i++) {
+        if (cond())
+            return true;
+        usleep(100);
+    }
+    return cond();
 }
 
 // What QEMU keeps after the handshake.

@@ -14,15 +14,6 @@
 namespace vrnic::test {
 namespace {
 
-template <typename F> bool wait_for(F cond, int ms = 2000) {
-    for (int i = 0; i < ms * 10; i++) {
-        if (cond())
-            return true;
-        usleep(100);
-    }
-    return cond();
-}
-
 bool irq_within(const FakeIvshmemClient& c, unsigned v, int ms = 2000) {
     pollfd p{c.own[v].get(), POLLIN, 0};
     if (poll(&p, 1, ms) != 1)
