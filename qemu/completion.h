@@ -35,6 +35,7 @@ enum VendorErr : uint32_t {
     kVePsnSequence = 21,
     kVeBadAh = 22,
     kVeBadRemoteQpn = 23,
+    kVeForeignWqe = 24, // a SEND with a destination (UD format) on RC or UC
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.

@@ -3,6 +3,8 @@
 // RNR retries, send completions and flushing (device-interface.md 13, 14).
 #include "requester.h"
 
+#include "all_zero.h"
+
 #include "completion.h"
 #include "destination.h"
 #include "events.h"
@@ -84,6 +86,10 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
         return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.num_sge > qp.sq.max_sge)
         return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;
+    // A SEND names no destination on a connected QP: its union is reserved,
+    // so a UD-format WQE there fails instead of going to the QP's peer.
+    if (qp.type != QpType::ud && is_send_opcode(h.opcode) && !all_zero(h.raw))
+        return *vendor = kVeForeignWqe, VRNIC_WC_LOC_QP_OP_ERR;
     const bool atomic = is_atomic(h.opcode);
     if (h.flags & VRNIC_WQE_F_INLINE) {
         const uint32_t ilen = w.inl.ih.length;
