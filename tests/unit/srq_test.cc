@@ -677,6 +677,41 @@ class SrqSlices : public ::testing::Test {
         drv.poll();
     }
 
+    // One big SEND holds SRQ WQE 0 while a small one from another pair
+    // takes WQE 1 (after growing the SRQ if `resize`); both land intact.
+    void held_wqe_then_small(uint8_t seed, bool resize) {
+        auto [a0, b0] = pair();
+        auto [a1, b1] = pair();
+        drv.fill(sg, kBig, seed);
+        start_big_send(a0); // the first slice takes WQE 0
+        ASSERT_EQ(1u, drv.srq_ci(srq));
+        if (resize) {
+            const uint64_t old_ring = srq.ring;
+            ASSERT_EQ(VRNIC_CMD_STATUS_OK, drv.resize_srq(srq, 6));
+            drv.fill(old_ring, 16 * 64, 0xee); // the device no longer reads it
+        }
+        SendWr small;
+        small.wr_id = 2;
+        small.sge = {{smr.iova + 100, 50, smr.lkey}};
+        drv.post_send(a1, small);
+        drv.run();
+        auto r = drv.poll_cq(rcq);
+        ASSERT_EQ(2u, r.size());
+        std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.wqe_idx < y.wqe_idx; });
+        for (const auto& c : r)
+            EXPECT_EQ(VRNIC_WC_SUCCESS, c.status);
+        EXPECT_EQ(b0.qpn, r[0].qpn);
+        EXPECT_EQ(10u, r[0].wr_id);
+        EXPECT_EQ(kBig, r[0].byte_len);
+        EXPECT_EQ(b1.qpn, r[1].qpn);
+        EXPECT_EQ(11u, r[1].wr_id);
+        EXPECT_EQ(1u, r[1].wqe_idx);
+        EXPECT_EQ(50u, r[1].byte_len);
+        EXPECT_TRUE(drv.check_pattern(dg, kBig, seed));
+        EXPECT_EQ(0, memcmp(drv.host(dg + kBig, 50), drv.host(sg + 100, 50), 50));
+        EXPECT_EQ(2u, drv.srq_ci(srq));
+    }
+
     FakeDriver drv{small_srq_params()};
     uint32_t pd = 0;
     CqInfo scq, rcq;
@@ -689,59 +724,13 @@ class SrqSlices : public ::testing::Test {
 // A message moved in slices keeps its SRQ WQE: another QP that receives in
 // between takes the next one.
 TEST_F(SrqSlices, HeldWqeIsNotTakenByAnotherQp) {
-    auto [a0, b0] = pair();
-    auto [a1, b1] = pair();
-    drv.fill(sg, kBig, 0x21);
-    start_big_send(a0); // the first slice takes WQE 0
-    EXPECT_EQ(1u, drv.srq_ci(srq));
-    SendWr small;
-    small.wr_id = 2;
-    small.sge = {{smr.iova + 100, 50, smr.lkey}};
-    drv.post_send(a1, small);
-    drv.run();
-    auto r = drv.poll_cq(rcq);
-    ASSERT_EQ(2u, r.size());
-    std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.wqe_idx < y.wqe_idx; });
-    EXPECT_EQ(b0.qpn, r[0].qpn);
-    EXPECT_EQ(10u, r[0].wr_id);
-    EXPECT_EQ(kBig, r[0].byte_len);
-    EXPECT_EQ(b1.qpn, r[1].qpn);
-    EXPECT_EQ(11u, r[1].wr_id);
-    EXPECT_EQ(50u, r[1].byte_len);
-    EXPECT_TRUE(drv.check_pattern(dg, kBig, 0x21));
-    EXPECT_EQ(0, memcmp(drv.host(dg + kBig, 50), drv.host(sg + 100, 50), 50));
-    EXPECT_EQ(2u, drv.srq_ci(srq));
+    held_wqe_then_small(0x21, false);
 }
 
 // A resize while a QP holds a WQE it took (a message in slices): that WQE
 // completes from the QP's copy, the next from the new ring.
 TEST_F(SrqSlices, ResizeKeepsTheHeldWqe) {
-    auto [a0, b0] = pair();
-    auto [a1, b1] = pair();
-    drv.fill(sg, kBig, 0x33);
-    start_big_send(a0); // the first slice takes WQE 0
-    ASSERT_EQ(1u, drv.srq_ci(srq));
-    const uint64_t old_ring = srq.ring;
-    ASSERT_EQ(OK, drv.resize_srq(srq, 6));
-    drv.fill(old_ring, 16 * 64, 0xee); // the device no longer reads it
-    SendWr small;
-    small.wr_id = 2;
-    small.sge = {{smr.iova + 100, 50, smr.lkey}};
-    drv.post_send(a1, small);
-    drv.run();
-    auto r = drv.poll_cq(rcq);
-    ASSERT_EQ(2u, r.size());
-    std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.wqe_idx < y.wqe_idx; });
-    EXPECT_EQ(VRNIC_WC_SUCCESS, r[0].status);
-    EXPECT_EQ(b0.qpn, r[0].qpn);
-    EXPECT_EQ(10u, r[0].wr_id);
-    EXPECT_EQ(kBig, r[0].byte_len);
-    EXPECT_EQ(VRNIC_WC_SUCCESS, r[1].status);
-    EXPECT_EQ(b1.qpn, r[1].qpn);
-    EXPECT_EQ(11u, r[1].wr_id);
-    EXPECT_EQ(1u, r[1].wqe_idx);
-    EXPECT_TRUE(drv.check_pattern(dg, kBig, 0x33));
-    EXPECT_EQ(0, memcmp(drv.host(dg + kBig, 50), drv.host(sg + 100, 50), 50));
+    held_wqe_then_small(0x33, true);
 }
 
 // The requester fails while its message holds the responder's SRQ WQE: the

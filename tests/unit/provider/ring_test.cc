@@ -596,15 +596,29 @@ TEST(RecvQueue, LayoutLimitsAndWrap) {
 
 // An SRQ's free space comes from the consumer index the device writes, not
 // from completions; an index beyond what was posted is not believed.
-TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
-    Buffer ring(4 * 32);
+// An SRQ of 4 WQEs of 32 bytes on doorbell slot 6 of a fake page.
+struct SrqOnSlot6 {
+    SrqOnSlot6() {
+        db.init(dbp.page(), nullptr, nullptr);
+        ci = db.word(6, VRNIC_DB_SRQ_CI);
+        pi = db.word(6, VRNIC_DB_SRQ_PI);
+        srq.init(ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+    }
+    Buffer ring{4 * 32};
     FakeDbPage dbp;
     Doorbell db;
-    db.init(dbp.page(), nullptr, nullptr);
-    uint32_t* ci = db.word(6, VRNIC_DB_SRQ_CI);
-    uint32_t* pi = db.word(6, VRNIC_DB_SRQ_PI);
+    uint32_t* ci = nullptr;
+    uint32_t* pi = nullptr;
     RecvQueue srq;
-    srq.init(ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+};
+
+TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
+    SrqOnSlot6 f;
+    Buffer& ring = f.ring;
+    FakeDbPage& dbp = f.dbp;
+    Doorbell& db = f.db;
+    uint32_t *ci = f.ci, *pi = f.pi;
+    RecvQueue& srq = f.srq;
     ibv_sge sg{0x1000, 8, 1};
     ibv_recv_wr wr{};
     wr.sg_list = &sg;
@@ -634,14 +648,13 @@ TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
 // After an SRQ resize the queue keeps its indices and posts into the new,
 // deeper ring at index modulo the new depth.
 TEST(RecvQueue, MovedRingKeepsIndicesAndGrows) {
-    Buffer old_ring(4 * 32), new_ring(16 * 32);
-    FakeDbPage dbp;
-    Doorbell db;
-    db.init(dbp.page(), nullptr, nullptr);
-    uint32_t* ci = db.word(6, VRNIC_DB_SRQ_CI);
-    uint32_t* pi = db.word(6, VRNIC_DB_SRQ_PI);
-    RecvQueue srq;
-    srq.init(old_ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+    SrqOnSlot6 f;
+    Buffer& old_ring = f.ring;
+    Buffer new_ring(16 * 32);
+    FakeDbPage& dbp = f.dbp;
+    Doorbell& db = f.db;
+    uint32_t *ci = f.ci, *pi = f.pi;
+    RecvQueue& srq = f.srq;
     ibv_recv_wr wr{};
     for (int i = 0; i < 4; i++) {
         wr.wr_id = i;
