@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		5
+#define VRNIC_VERSION_MINOR		6
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -716,15 +716,18 @@ struct vrnic_cmd_create_srq_resp {
 
 /* MODIFY_SRQ attr_mask (IB_SRQ_* values) */
 enum vrnic_srq_attr_mask {
-	VRNIC_SRQ_ATTR_MAX_WR		= 1 << 0,	/* unsupported */
+	VRNIC_SRQ_ATTR_MAX_WR		= 1 << 0,	/* resize, since 1.6 */
 	VRNIC_SRQ_ATTR_LIMIT		= 1 << 1,
 };
 
 struct vrnic_cmd_modify_srq {
 	__le32 srqn;
 	__le32 attr_mask;
-	__le32 max_wr;
+	__le32 max_wr;			/* reserved (0) */
 	__le32 srq_limit;
+	__le64 ring_addr;		/* VRNIC_SRQ_ATTR_MAX_WR: the new ring */
+	__u8 log_depth;			/* VRNIC_SRQ_ATTR_MAX_WR: its depth */
+	__u8 reserved[7];
 };
 
 struct vrnic_cmd_create_ah {
@@ -1201,7 +1204,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_modify_qp, 80);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_qp_resp, 72);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_srq, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_srq_resp, 8);
-VRNIC_ASSERT_SIZE(struct vrnic_cmd_modify_srq, 16);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_modify_srq, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_ah, 40);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_create_ah_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_set_gid, 32);

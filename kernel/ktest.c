@@ -13,7 +13,9 @@
  * own qkey, opcodes UD refuses;
  * srq: two RC QPs sharing one kernel SRQ, the SRQ's free slots, post_recv
  * refused on its QPs, the last-WQE event when one of them fails;
- * srq_limit: the SRQ limit event, fired once and read back as 0.
+ * srq_limit: the SRQ limit event, fired once and read back as 0;
+ * srq_resize: an SRQ grown with receives posted and wrapped in its ring:
+ * they complete in order after it, then receives beyond the old depth.
  *
  * Loading it runs the test on every vrnic device; insmod fails with the
  * error of the first failing step (details in the kernel log). It is a test
@@ -35,7 +37,8 @@ MODULE_LICENSE("Dual BSD/GPL");
 
 static char *kt_test = "rc";
 module_param_named(test, kt_test, charp, 0444);
-MODULE_PARM_DESC(test, "the case to run: rc, ud, srq or srq_limit");
+MODULE_PARM_DESC(test,
+		 "the case to run: rc, ud, srq, srq_limit or srq_resize");
 
 #define KT_BUF		4096
 #define KT_DEPTH	16
@@ -889,10 +892,10 @@ static int kt_srq_limit(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	if (err)
 		return err;
 
-	/* No resizing, and a limit below the depth only. */
-	attr.max_wr = 2 * KT_DEPTH;
+	/* No resizing beyond the device's, and a limit below the depth. */
+	attr.max_wr = 1U << 30;
 	err = kt_check(ib_modify_srq(c->srq, &attr, IB_SRQ_MAX_WR) == -EINVAL,
-		       "SRQ resize refused");
+		       "SRQ resize beyond max_srq_wr refused");
 	attr.srq_limit = KT_DEPTH;
 	if (!err)
 		err = kt_check(ib_modify_srq(c->srq, &attr, IB_SRQ_LIMIT) ==
@@ -938,6 +941,87 @@ static int kt_srq_limit(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	return err;
 }
 
+#define KT_RSZ_SLOT	128	/* bytes per receive in c->buf[1] */
+#define KT_RSZ_WR	20	/* receives of kt_srq_resize at once */
+
+/* SRQ index @idx: its receive WR and its place in c->buf[1]. */
+static struct kt_wr *kt_rsz_wr(struct kt_ctx *c, u32 idx)
+{
+	return &c->wr[4 + idx % KT_RSZ_WR];
+}
+
+static int kt_rsz_post(struct kt_ctx *c, u32 idx)
+{
+	u32 off = (idx % (KT_BUF / KT_RSZ_SLOT)) * KT_RSZ_SLOT;
+
+	memset(c->buf[1] + off, 0xee, KT_RSZ_SLOT);
+	return kt_post_srq(c, kt_rsz_wr(c, idx), off, KT_RSZ_SLOT, NULL);
+}
+
+/* Message @idx from qp[0]: it must land in SRQ index @idx, bytes intact. */
+static int kt_rsz_send(struct kt_ctx *c, u32 idx)
+{
+	u32 off = (idx % (KT_BUF / KT_RSZ_SLOT)) * KT_RSZ_SLOT;
+	u32 len = 16 + idx % 100, i;
+	u8 *a = c->buf[0], *b = c->buf[1] + off;
+	int err;
+
+	for (i = 0; i < len; i++)
+		a[i] = idx * 7 + i;
+	err = kt_send_to_srq(c, kt_rsz_wr(c, idx), len);
+	if (!err)
+		err = kt_check(kt_rsz_wr(c, idx)->wc.byte_len == len &&
+			       !memcmp(a, b, len) && b[len] == 0xee,
+			       "SRQ receive in order, data intact");
+	if (err)
+		pr_err("vrnic_ktest: SRQ index %u\n", idx);
+	return err;
+}
+
+static int kt_srq_resize(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	const struct ib_recv_wr *rbad;
+	struct ib_srq_attr attr = {};
+	u32 pi = 0, ci = 0;
+	int err;
+
+	err = kt_srq_pair(c, gid);
+	if (!err)
+		err = kt_check(c->ibdev->attrs.device_cap_flags &
+			       IB_DEVICE_SRQ_RESIZE, "SRQ resize advertised");
+	/* 12 posted, 4 taken, 8 more: indices 16..19 wrap; full. */
+	while (!err && pi < 12)
+		err = kt_rsz_post(c, pi++);
+	while (!err && ci < 4)
+		err = kt_rsz_send(c, ci++);
+	while (!err && pi < 20)
+		err = kt_rsz_post(c, pi++);
+	if (!err)
+		err = kt_check(kt_post_srq(c, &c->wr[1], 0, 64, &rbad) ==
+			       -ENOMEM, "SRQ full before the resize");
+
+	attr.max_wr = 2 * KT_DEPTH;
+	if (!err)
+		err = ib_modify_srq(c->srq, &attr, IB_SRQ_MAX_WR);
+	memset(&attr, 0, sizeof(attr));
+	if (!err)
+		err = ib_query_srq(c->srq, &attr);
+	if (!err)
+		err = kt_check(attr.max_wr == 2 * KT_DEPTH, "SRQ grown");
+	/* Room beyond the old depth: 16 outstanding, 4 more. */
+	while (!err && pi < 24)
+		err = kt_rsz_post(c, pi++);
+	while (!err && ci < pi)
+		err = kt_rsz_send(c, ci++);
+	/* The new ring wraps too. */
+	while (!err && pi < 72) {
+		err = kt_rsz_post(c, pi++);
+		if (!err)
+			err = kt_rsz_send(c, ci++);
+	}
+	return err;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(struct kt_ctx *c, const struct ib_gid_attr *gid);
@@ -946,6 +1030,7 @@ static const struct {
 	{ "ud", kt_ud },
 	{ "srq", kt_srq },
 	{ "srq_limit", kt_srq_limit },
+	{ "srq_resize", kt_srq_resize },
 };
 
 static int kt_buffers(struct kt_ctx *c)

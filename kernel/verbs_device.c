@@ -79,6 +79,9 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	}
 	if (vrnic_has_xrc(dev))
 		attr->device_cap_flags |= IB_DEVICE_XRC;
+	/* 1.6 devices grow an SRQ with its posted WQEs (srq_resize.c). */
+	if (c->max_srq && c->version_minor >= 6)
+		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = 15;
 	/* 1.3 devices stamp every CQE with a nanosecond clock (in kHz). */

@@ -101,6 +101,7 @@ int vrnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	srq->user = !!udata;
 	srq->srq_limit = 0;
+	srq->next = NULL;
 	mutex_init(&srq->limit_lock);
 	spin_lock_init(&srq->limit_spin);
 	refcount_set(&srq->refcount, 1);
@@ -174,36 +175,73 @@ err_free:
 	return err;
 }
 
+/* The request of modify_srq: a resize names where its answer goes. */
+static int vrnic_modify_srq_input(struct ib_srq *ibsrq,
+				  enum ib_srq_attr_mask mask,
+				  struct ib_udata *udata, u64 *resp_addr)
+{
+	struct vrnic_srq *srq = to_vsrq(ibsrq);
+	struct vrnic_ibv_modify_srq ucmd;
+	int err;
+
+	*resp_addr = 0;
+	if (!(mask & IB_SRQ_MAX_WR) || !srq->user)
+		return vrnic_udata_no_input(udata);
+	if (!udata || udata->inlen < sizeof(ucmd)) {
+		ibdev_dbg(ibsrq->device, "SRQ resize without a driver request\n");
+		return -EINVAL;
+	}
+	err = vrnic_udata_in(udata, &ucmd, sizeof(ucmd));
+	if (err)
+		return err;
+	if (ucmd.comp_mask || ucmd.reserved || !ucmd.resp_addr) {
+		ibdev_dbg(ibsrq->device, "modify_srq comp_mask %#x reserved\n",
+			  ucmd.comp_mask);
+		return -EINVAL;
+	}
+	*resp_addr = ucmd.resp_addr;
+	return 0;
+}
+
 int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct vrnic_dev *dev = to_vdev(ibsrq->device);
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
 	struct vrnic_cmd_modify_srq req = {};
+	u32 log = srq->wq.log_depth;
+	u64 resp_addr;
+	bool grow;
 	int err;
 
-	err = vrnic_udata_no_input(udata);
-	if (err)
-		return err;
-	/*
-	 * The device cannot resize an SRQ and the driver advertises no
-	 * IB_DEVICE_SRQ_RESIZE: refused as mlx4 and mlx5 refuse it.
-	 */
-	if (mask & ~IB_SRQ_LIMIT) {
+	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR)) {
 		ibdev_dbg(ibsrq->device, "modify_srq mask %#x unsupported\n",
 			  mask);
 		return -EINVAL;
 	}
-	if (!(mask & IB_SRQ_LIMIT))
-		return 0;
-	if (attr->srq_limit >= (1U << srq->wq.log_depth)) {
+	err = vrnic_modify_srq_input(ibsrq, mask, udata, &resp_addr);
+	if (err)
+		return err;
+	if (mask & IB_SRQ_MAX_WR) {
+		err = vrnic_srq_resize_log(dev, srq, attr->max_wr);
+		if (err < 0) {
+			ibdev_dbg(ibsrq->device, "SRQ %u: cannot hold %u WRs\n",
+				  srq->srqn, attr->max_wr);
+			return err;
+		}
+		log = err;
+	}
+	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit >= (1U << log)) {
 		ibdev_dbg(ibsrq->device, "SRQ %u: limit %u not below %u\n",
-			  srq->srqn, attr->srq_limit, 1U << srq->wq.log_depth);
+			  srq->srqn, attr->srq_limit, 1U << log);
 		return -EINVAL;
 	}
+	grow = log != srq->wq.log_depth;
 	req.srqn = cpu_to_le32(srq->srqn);
-	req.attr_mask = cpu_to_le32(VRNIC_SRQ_ATTR_LIMIT);
-	req.srq_limit = cpu_to_le32(attr->srq_limit);
+	if (mask & IB_SRQ_LIMIT) {
+		req.attr_mask = cpu_to_le32(VRNIC_SRQ_ATTR_LIMIT);
+		req.srq_limit = cpu_to_le32(attr->srq_limit);
+	}
 	/*
 	 * The event arrives in the admin interrupt, which cannot take the
 	 * mutex held across the command: it takes limit_spin. An event seen
@@ -211,16 +249,28 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	 * 0 after it, as after any event.
 	 */
 	mutex_lock(&srq->limit_lock);
-	spin_lock_irq(&srq->limit_spin);
-	srq->limit_fired = false;
-	spin_unlock_irq(&srq->limit_spin);
-	err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_SRQ, &req, sizeof(req),
-			     NULL, 0);
-	spin_lock_irq(&srq->limit_spin);
-	if (!err)
-		WRITE_ONCE(srq->srq_limit,
-			   srq->limit_fired ? 0 : attr->srq_limit);
-	spin_unlock_irq(&srq->limit_spin);
+	if (mask & IB_SRQ_LIMIT) {
+		spin_lock_irq(&srq->limit_spin);
+		srq->limit_fired = false;
+		spin_unlock_irq(&srq->limit_spin);
+	}
+	if (grow)
+		err = vrnic_srq_resize(dev, srq, &req, log, udata, resp_addr);
+	else if (mask & IB_SRQ_LIMIT)
+		err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_SRQ, &req,
+				     sizeof(req), NULL, 0);
+	else
+		err = 0;
+	/* Asked to grow to what it holds already: no new ring. */
+	if (!err && resp_addr && !grow)
+		err = vrnic_srq_resize_report(srq, resp_addr, NULL);
+	if (mask & IB_SRQ_LIMIT) {
+		spin_lock_irq(&srq->limit_spin);
+		if (!err)
+			WRITE_ONCE(srq->srq_limit,
+				   srq->limit_fired ? 0 : attr->srq_limit);
+		spin_unlock_irq(&srq->limit_spin);
+	}
 	mutex_unlock(&srq->limit_lock);
 	return err;
 }
@@ -301,6 +351,7 @@ int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	} else {
 		vrnic_srq_read_ci(dev, srq);
 		err = vrnic_wq_post_recv(wq, &wr);
+		vrnic_srq_resize_mirror(srq, old_pi);
 	}
 	if (err)
 		*bad_wr = wr;
@@ -337,6 +388,7 @@ bool vrnic_srq_retire(struct vrnic_srq *srq, u32 wqe_idx,
 	if (ok) {
 		*wr = *slot;
 		slot->pending = false;
+		vrnic_srq_resize_retire(srq, wqe_idx);
 	}
 	spin_unlock_irqrestore(&wq->lock, flags);
 	return ok;

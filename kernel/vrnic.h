@@ -414,6 +414,7 @@ struct vrnic_srq {
 	bool user;
 	struct vrnic_wq wq;		/* ci unused: the slot's ci word */
 	struct mutex limit_lock;	/* modify_srq vs. modify_srq */
+	struct vrnic_wq *next;		/* kernel SRQ under resize (wq.lock) */
 	spinlock_t limit_spin;		/* the next two vs. the LIMIT event */
 	u32 srq_limit;			/* armed limit; 0 after the event */
 	bool limit_fired;		/* a LIMIT event during modify_srq */
@@ -645,5 +646,16 @@ int vrnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 bool vrnic_srq_retire(struct vrnic_srq *srq, u32 wqe_idx,
 		      struct vrnic_wr_slot *wr);
 void vrnic_srq_event(struct vrnic_dev *dev, u32 srqn, enum ib_event_type type);
+
+/* srq_resize.c */
+int vrnic_srq_resize_log(struct vrnic_dev *dev, struct vrnic_srq *srq,
+			 u32 max_wr);
+int vrnic_srq_resize(struct vrnic_dev *dev, struct vrnic_srq *srq,
+		     struct vrnic_cmd_modify_srq *req, u32 log,
+		     struct ib_udata *udata, u64 resp_addr);
+int vrnic_srq_resize_report(struct vrnic_srq *srq, u64 resp_addr,
+			    struct vrnic_ibv_modify_srq_resp *uresp);
+void vrnic_srq_resize_mirror(struct vrnic_srq *srq, u32 old_pi);
+void vrnic_srq_resize_retire(struct vrnic_srq *srq, u32 wqe_idx);
 
 #endif /* VRNIC_H */

@@ -4,6 +4,8 @@
 #include "shared_word.h"
 #include "xrc.h"
 
+#include <vector>
+
 namespace vrnic {
 
 CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
@@ -74,6 +76,39 @@ CmdResult cmd_create_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     return cmd_ok();
 }
 
+// Resize (since 1.6): the WQEs posted and not taken yet, [ci, pi) with the
+// pi the guest published when the command runs, move to the same
+// free-running indices in the new ring, and the device reads only the new
+// ring from then on. The engine does not run during a command, so no WQE is
+// taken half-way. A producer must not post into the old ring while the
+// command runs (the provider holds its SRQ lock, the kernel writes its
+// posts into both rings): a WQE published there later is lost, which harms
+// only the SRQ's own context.
+static uint32_t resize_srq(DeviceState& d, Srq& s, uint64_t ring, uint32_t log_depth) {
+    const DeviceParams& p = d.params;
+    if (log_depth <= s.wq.log_depth || log_depth > log2_floor(p.max_srq_wr))
+        return VRNIC_CMD_STATUS_BAD_PARAM;
+    if (uint32_t st = check_ring(d, ring, uint64_t(1) << (log_depth + s.wq.wqe_shift)))
+        return st;
+    const uint32_t pi = s.wq.pi();
+    if (!s.wq.index_ok(pi))
+        return VRNIC_CMD_STATUS_BAD_PARAM;
+    // Read everything first: a guest may pass a ring that overlaps the old.
+    const uint32_t n = pi - s.wq.ci, bytes = s.wq.wqe_bytes();
+    std::vector<uint8_t> keep(size_t(n) * bytes);
+    for (uint32_t k = 0; k < n; k++)
+        if (!d.mem.read(s.wq.slot(s.wq.ci + k), &keep[size_t(k) * bytes], bytes))
+            return VRNIC_CMD_STATUS_BAD_ADDR;
+    WorkQueue next = s.wq;
+    next.ring = ring;
+    next.log_depth = log_depth;
+    for (uint32_t k = 0; k < n; k++)
+        if (!d.mem.write(next.slot(s.wq.ci + k), &keep[size_t(k) * bytes], bytes))
+            return VRNIC_CMD_STATUS_BAD_ADDR;
+    s.wq = next;
+    return VRNIC_CMD_STATUS_OK;
+}
+
 CmdResult cmd_modify_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     const vrnic_cmd_modify_srq& m = in.modify_srq;
     Srq* s = d.obj->srqs.find(m.srqn);
@@ -81,13 +116,19 @@ CmdResult cmd_modify_srq(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such SRQ");
     if (m.attr_mask & ~uint32_t(VRNIC_SRQ_ATTR_MAX_WR | VRNIC_SRQ_ATTR_LIMIT))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown SRQ attribute");
-    if (m.attr_mask & VRNIC_SRQ_ATTR_MAX_WR)
-        CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "SRQ resize");
+    const bool resize = m.attr_mask & VRNIC_SRQ_ATTR_MAX_WR;
     // A value outside the mask is reserved: 0.
-    if (m.max_wr || (!(m.attr_mask & VRNIC_SRQ_ATTR_LIMIT) && m.srq_limit))
+    if (m.max_wr || (!(m.attr_mask & VRNIC_SRQ_ATTR_LIMIT) && m.srq_limit) ||
+        (!resize && (m.ring_addr || m.log_depth)))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "value of an attribute not in the mask");
-    if (m.srq_limit >= s->wq.depth())
+    if (!all_zero(m.reserved))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved");
+    const uint32_t depth = resize && m.log_depth < 32 ? 1u << m.log_depth : s->wq.depth();
+    if (m.srq_limit >= depth)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "srq_limit");
+    if (resize)
+        if (uint32_t st = resize_srq(d, *s, m.ring_addr, m.log_depth))
+            CMD_FAIL(st, "SRQ resize");
     if (m.attr_mask & VRNIC_SRQ_ATTR_LIMIT)
         s->limit = m.srq_limit;
     return cmd_ok();

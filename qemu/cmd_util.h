@@ -2,6 +2,7 @@
 // Helpers shared by the command handlers (cmd_*.cc).
 #pragma once
 
+#include "all_zero.h"
 #include "commands.h"
 #include "log.h"
 
@@ -20,13 +21,6 @@ inline CmdResult cmd_ok() {
         LOG_DBG("command failed: %s (status %u, syndrome %u)", why, unsigned(st), __LINE__);       \
         return CmdResult{static_cast<uint32_t>(st), __LINE__};                                     \
     } while (0)
-
-template <size_t N> inline bool all_zero(const uint8_t (&a)[N]) {
-    for (uint8_t b : a)
-        if (b)
-            return false;
-    return true;
-}
 
 // A device ring in guest RAM: non-zero, VRNIC_RING_ALIGN-aligned, at most
 // VRNIC_RING_MAX_BYTES, wholly inside guest RAM. Returns a status.

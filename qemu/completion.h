@@ -37,6 +37,7 @@ enum VendorErr : uint32_t {
     kVeBadRemoteQpn = 23,
     kVeNoXrcSrq = 24,  // an XRC message names no XRC SRQ
     kVeXrcDomain = 25, // an XRC message names an SRQ of another XRC domain
+    kVeForeignWqe = 26, // a SEND with a destination (UD format) on RC or UC
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.

@@ -54,6 +54,10 @@ inline uint32_t qp_type_from_dev(uint8_t dev_type, QpType* out, bool* gsi) {
     }
 }
 
+inline bool is_send_opcode(uint8_t op) {
+    return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM;
+}
+
 // Whether a send WQE of this opcode is a request the type carries (14.1):
 // RC and XRC initiators all, UC neither READ nor atomics, UD only SEND, an
 // XRC target (which has no SQ) none.
@@ -67,7 +71,7 @@ inline bool qp_type_allows_opcode(QpType t, uint8_t op) {
     case QpType::uc:
         return op <= VRNIC_WR_SEND_WITH_IMM;
     case QpType::ud:
-        return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM;
+        return is_send_opcode(op);
     }
     return false;
 }

@@ -3,6 +3,8 @@
 // RNR retries, send completions and flushing (device-interface.md 13, 14).
 #include "requester.h"
 
+#include "all_zero.h"
+
 #include "completion.h"
 #include "destination.h"
 #include "events.h"
@@ -16,6 +18,7 @@
 #include "shared_word.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 namespace vrnic {
@@ -77,6 +80,19 @@ bool read_send_wqe(DeviceState& d, Qp& qp, SendWqeCopy& w) {
     return false;
 }
 
+namespace {
+
+// Whether a SEND's union holds nothing but what its QP type reads there.
+bool send_union_clear(QpType t, const vrnic_send_wqe_hdr& h) {
+    uint8_t raw[sizeof(h.raw)];
+    memcpy(raw, h.raw, sizeof(raw));
+    if (t == QpType::xrc_ini)
+        memset(raw + offsetof(vrnic_wqe_rdma, xrc_srqn), 0, sizeof(h.rdma.xrc_srqn));
+    return all_zero(raw);
+}
+
+} // namespace
+
 uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint32_t* vendor) {
     const vrnic_send_wqe_hdr& h = w.h;
     if (!qp_type_allows_opcode(qp.type, h.opcode))
@@ -86,6 +102,11 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
         return *vendor = kVeBadFlags, VRNIC_WC_LOC_QP_OP_ERR;
     if (h.num_sge > qp.sq.max_sge)
         return *vendor = kVeTooManySge, VRNIC_WC_LOC_QP_OP_ERR;
+    // A SEND names no destination on a connected QP: its union is reserved
+    // (but an XRC initiator's xrc_srqn), so a UD-format WQE there fails
+    // instead of going to the QP's peer.
+    if (qp.type != QpType::ud && is_send_opcode(h.opcode) && !send_union_clear(qp.type, h))
+        return *vendor = kVeForeignWqe, VRNIC_WC_LOC_QP_OP_ERR;
     const bool atomic = is_atomic(h.opcode);
     if (h.flags & VRNIC_WQE_F_INLINE) {
         const uint32_t ilen = w.inl.ih.length;

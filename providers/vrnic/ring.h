@@ -129,6 +129,11 @@ class WorkQueue {
         ci_.store(0, std::memory_order_relaxed);
         published_.store(0, std::memory_order_relaxed);
     }
+    // The device moved the ring (an SRQ resize): the indices stay.
+    void move_ring(void* buf, uint32_t log_depth) noexcept {
+        buf_ = static_cast<unsigned char*>(buf);
+        log_depth_ = log_depth;
+    }
     uint32_t depth() const noexcept { return 1U << log_depth_; }
     uint32_t log_depth() const noexcept { return log_depth_; }
     uint32_t wqe_shift() const noexcept { return wqe_shift_; }

@@ -594,8 +594,35 @@ int finish_srq(ContextState& st, Srq* srq, const vrnic_ibv_create_srq_resp& r,
 
 namespace {
 
+// Growing an SRQ gives it a new ring (the kernel's answer names it). The
+// SRQ's lock is held across the verb: no thread of this process posts into
+// the old ring while the device moves the posted WQEs to the new one.
+int resize_srq(Srq& srq, ibv_srq_attr* attr, int mask) {
+    ContextState& st = state(srq.srq.context);
+    vrnic_ibv_modify_srq_resp r{};
+    WithUdata<struct ibv_modify_srq, vrnic_ibv_modify_srq> cmd{};
+    cmd.drv.resp_addr = reinterpret_cast<uintptr_t>(&r);
+    std::lock_guard<QueueLock> guard(srq.lock);
+    int err = ibv_cmd_modify_srq(&srq.srq, attr, mask, cmd.core(), cmd.size());
+    if (err || !r.ring_mmap_key) // failed, or already that large
+        return err;
+    const uint32_t shift = srq.rq.wqe_shift();
+    if (r.log_depth <= srq.rq.log_depth() || r.log_depth > 24 ||
+        r.ring_size < (uint64_t{1} << (r.log_depth + shift)))
+        return EPROTO;
+    Mapping ring;
+    err = ring.map(st.cmd_fd, r.ring_mmap_key, r.ring_size, PROT_READ | PROT_WRITE);
+    if (err)
+        return err;
+    srq.rq.move_ring(ring.get(), r.log_depth);
+    srq.ring = std::move(ring); // unmaps the old ring
+    return 0;
+}
+
 int modify_srq(ibv_srq* ibsrq, ibv_srq_attr* attr, int mask) noexcept {
     return guarded([&] {
+        if (mask & IBV_SRQ_MAX_WR)
+            return resize_srq(*to_srq(ibsrq), attr, mask);
         struct ibv_modify_srq cmd {};
         return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
     });

@@ -355,6 +355,20 @@ uint32_t GuestDriver::modify_srq(uint32_t srqn, uint32_t mask, uint32_t srq_limi
     return cmd(VRNIC_CMD_MODIFY_SRQ, &m, sizeof(m));
 }
 
+uint32_t GuestDriver::resize_srq(SrqInfo& srq, uint32_t log_depth, uint64_t ring) {
+    vrnic_cmd_modify_srq m{};
+    m.srqn = srq.srqn;
+    m.attr_mask = VRNIC_SRQ_ATTR_MAX_WR;
+    m.log_depth = uint8_t(log_depth);
+    m.ring_addr = ring ? ring : alloc(uint64_t(1) << (log_depth + srq.wqe_shift));
+    const uint32_t st = cmd(VRNIC_CMD_MODIFY_SRQ, &m, sizeof(m));
+    if (st == VRNIC_CMD_STATUS_OK) {
+        srq.ring = m.ring_addr;
+        srq.log_depth = log_depth;
+    }
+    return st;
+}
+
 vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
     vrnic_cmd_modify_qp m{};
     m.qpn = qpn;

@@ -244,6 +244,9 @@ class GuestDriver {
     uint32_t modify_qp(uint32_t qpn, uint32_t mask, const vrnic_qp_attr& a);
     uint32_t create_srq(const vrnic_cmd_create_srq& c, SrqInfo* out);
     uint32_t modify_srq(uint32_t srqn, uint32_t mask, uint32_t srq_limit, uint32_t max_wr = 0);
+    // MODIFY_SRQ with MAX_WR: a new ring of 2^log_depth WQEs (allocated if
+    // ring is 0); on success srq names the new ring.
+    uint32_t resize_srq(SrqInfo& srq, uint32_t log_depth, uint64_t ring = 0);
     // Every MODIFY_QP from INIT up to `last` along p; the first failing
     // status, or 0.
     uint32_t connect(uint32_t qpn, const Path& p, uint8_t last = VRNIC_QPS_RTS);

@@ -4,12 +4,13 @@
  * its own context, moving verified bytes round after round) runs through
  * every test here while this process or its children:
  * - write garbage straight into every uverbs mapping they have (their
- *   doorbell page, SQ/RQ rings, CQ rings: found in /proc/self/maps),
+ *   doorbell page, SQ/RQ rings, an SRQ ring, CQ rings: found in
+ *   /proc/self/maps),
  *   kick the model and keep posting on the wrecked queues;
  * - hand-craft WQEs on their own raw QPs naming the bystander's lkey, rkey
  *   and addresses, connect to the bystander's QP numbers, write malformed
- *   WQEs and producer indices past the ring, scribble over unassigned
- *   slots;
+ *   WQEs and producer indices past the ring, UD-format SENDs on RC QPs,
+ *   scribble over unassigned slots;
  * - publish stale producer and consumer indices (rewound, replayed);
  * - name MRs of another PD, addresses one byte outside a registered range
  *   and atomics on unaligned addresses;
@@ -141,7 +142,10 @@ static void scribble(struct mapping *m, int mode)
 
 static void garbage_child(int ready_fd, long ms)
 {
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_qp *srq_s, *srq_r;
 	struct mapping m[64];
+	struct ibv_srq *srq;
 	struct su_pair p;
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
@@ -149,6 +153,14 @@ static void garbage_child(int ready_fd, long ms)
 	int n, i, ro, round = 0;
 
 	CHILD_CHECK(su_pair_open(&p, NULL) == 0);
+	/* And a pair whose receiver takes from an SRQ: its ring is wrecked too. */
+	srq = ibv_create_srq(p.env.pd, &sa);
+	CHILD_CHECK(srq);
+	srq_s = su_create_qp(&p, p.env.pd, p.cq[0], p.cq[0]);
+	p.o.srq = srq;
+	srq_r = su_create_qp(&p, p.env.pd, p.cq[1], p.cq[1]);
+	p.o.srq = NULL;
+	CHILD_CHECK(srq_s && srq_r && !su_connect(&p, srq_s, srq_r));
 	/* It works before we break it. */
 	su_fill(p.env.buf, 4096, 5);
 	s = su_sge(&p, 0, 4096);
@@ -158,6 +170,14 @@ static void garbage_child(int ready_fd, long ms)
 				  IBV_SEND_SIGNALED, 0, 0));
 	CHILD_CHECK(su_poll(p.cq[1], &wc, SU_TIMEOUT_MS) == 1);
 	CHILD_CHECK(wc.status == IBV_WC_SUCCESS);
+	CHILD_CHECK(su_check(p.env.buf + 65536, 4096, 5) == -1);
+	CHILD_CHECK(su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) == 1);
+	memset(p.env.buf + 65536, 0, 4096);
+	CHILD_CHECK(!su_post_srq_recv(srq, 6, &r, 1));
+	CHILD_CHECK(!su_post_send(srq_s, IBV_WR_SEND, 7, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	CHILD_CHECK(su_poll(p.cq[1], &wc, SU_TIMEOUT_MS) == 1);
+	CHILD_CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 6);
 	CHILD_CHECK(su_check(p.env.buf + 65536, 4096, 5) == -1);
 	CHILD_CHECK(su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) == 1);
 
@@ -180,6 +200,9 @@ static void garbage_child(int ready_fd, long ms)
 			     0, 0);
 		su_post_send(p.qp[1], IBV_WR_RDMA_WRITE, 5, &s, 1, 0,
 			     su_addr(&p, 131072), p.env.mr->rkey);
+		su_post_srq_recv(srq, 8, &r, 1);
+		su_post_send(srq_s, IBV_WR_SEND, 9, &s, 1, IBV_SEND_SIGNALED,
+			     0, 0);
 		ibv_req_notify_cq(p.cq[0], round & 1);
 		round++;
 		su_sleep_ms(5);
@@ -310,6 +333,37 @@ static void crafted_child(int rfd, int wfd)
 		su_raw_destroy(&x);
 		su_raw_destroy(&y);
 	}
+
+	/*
+	 * A UD-format SEND (an AH, the bystander's QP number, a qkey) on an
+	 * RC QP: it fails on our QP and reaches neither our peer, whose
+	 * receive stays posted, nor the bystander.
+	 */
+	CHILD_CHECK(!raw_pair(&a, &x, &y));
+	memset(a.buf + 524288, 0x77, 4096);
+	CHILD_CHECK(!su_raw_post_recv(&y, 50, (uintptr_t)a.buf + 524288, 4096,
+				      a.mr->lkey, SU_KICK_NEVER));
+	w = su_raw_sq_slot(&x);
+	sge = (struct vrnic_sge *)((uint8_t *)w + VRNIC_SEND_WQE_HDR_SIZE);
+	w->wr_id = 51;
+	w->opcode = VRNIC_WR_SEND;
+	w->flags = VRNIC_WQE_F_SIGNALED;
+	w->num_sge = 1;
+	w->ud.ah = 1;
+	w->ud.remote_qpn = t.qpn[0];
+	w->ud.remote_qkey = 0x11111111;
+	sge->addr = (uintptr_t)a.buf;
+	sge->length = 256;
+	sge->lkey = a.mr->lkey;
+	CHILD_CHECK(!su_raw_sq_ring(&x, 1, SU_KICK_IF_NEEDED));
+	CHILD_CHECK(raw_status(&x, &cqe) == VRNIC_WC_LOC_QP_OP_ERR);
+	CHILD_CHECK(cqe.wr_id == 51);
+	CHILD_CHECK(su_raw_state(&x) == IBV_QPS_ERR);
+	CHILD_CHECK(su_raw_state(&y) == IBV_QPS_RTS);
+	CHILD_CHECK(!su_raw_poll_wait(&y, &cqe, 300));
+	CHILD_CHECK(su_check_byte(a.buf + 524288, 4096, 0x77) == -1);
+	su_raw_destroy(&x);
+	su_raw_destroy(&y);
 
 	/* An SQ producer index far past the ring: the QP dies, fatally. */
 	CHILD_CHECK(!raw_pair(&a, &x, &y));

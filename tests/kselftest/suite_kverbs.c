@@ -4,7 +4,8 @@
  * kernel/vrnic_ktest.ko runs one case (its "test" parameter) on every vrnic
  * device inside the kernel and fails the load if any step fails: RC
  * SEND/RECV and drain, UD datagrams with kernel AHs, an SRQ shared by two
- * RC QPs, the SRQ limit event. Afterwards no RDMA resource may be left
+ * RC QPs, the SRQ limit event, an SRQ grown with receives posted (they
+ * complete in order, bytes checked). Afterwards no RDMA resource may be left
  * behind.
  */
 #include <errno.h>
@@ -149,6 +150,16 @@ TEST(kernel_srq_shared_by_two_rc_qps)
 TEST(kernel_srq_limit_event)
 {
 	ASSERT_EQ(0, run_ktest(_metadata, "test=srq_limit"));
+}
+
+/*
+ * ib_modify_srq(IB_SRQ_MAX_WR): receives posted before the resize, wrapped
+ * in the old ring, complete in order after it with their bytes, then
+ * receives beyond the old depth and around the new ring.
+ */
+TEST(kernel_srq_resize_keeps_receives_in_order)
+{
+	ASSERT_EQ(0, run_ktest(_metadata, "test=srq_resize"));
 }
 
 TEST_HARNESS_MAIN

@@ -10,7 +10,10 @@
  * - a full SRQ refuses posts with ENOMEM until the device has consumed a
  *   WQE (the consumer index it writes);
  * - the limit: IBV_EVENT_SRQ_LIMIT_REACHED once when fewer than srq_limit
- *   WQEs are left, the limit reads 0 afterwards; IBV_SRQ_MAX_WR is refused;
+ *   WQEs are left, the limit reads 0 afterwards;
+ * - growing an SRQ (IBV_SRQ_MAX_WR, IBV_DEVICE_SRQ_RESIZE): receives posted
+ *   before, wrapped in the old ring, complete in order after it, then
+ *   receives beyond the old depth; the provider posts to the new ring;
  * - a QP on the SRQ moved to error gets IBV_EVENT_QP_LAST_WQE_REACHED and
  *   its flush leaves the SRQ's WQEs to the other QPs;
  * - an empty SRQ makes the sender wait (RNR) until a receive is posted;
@@ -231,10 +234,6 @@ TEST_F(srq, limit_event)
 	ASSERT_EQ(0, ibv_query_srq(srq, &sa));
 	EXPECT_EQ(4, sa.srq_limit);
 
-	/* Growing an SRQ is not offered. */
-	sa.max_wr = 64;
-	EXPECT_NE(0, ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR));
-
 	/* 4 left: not below the limit. */
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(0, send_msg(p, s, i, 0));
@@ -257,6 +256,87 @@ TEST_F(srq, limit_event)
 				   NULL, 300));
 	for (i = 0; i < 6; i++)
 		ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(0, drop_qps_and_srq(srq, &s, &r, 1));
+}
+
+/* One SEND of message @seed from @s into the SRQ WQE @wr_id; bytes checked. */
+static void send_into(struct __test_metadata *_metadata, struct su_pair *p,
+		      struct ibv_qp *s, unsigned int seed, uint64_t wr_id)
+{
+	uint8_t *d = p->env.buf + RX + (wr_id % RX_SLOTS) * SLOT;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, send_msg(p, s, seed, 0));
+	ASSERT_EQ(1, su_poll(p->cq[1], &wc, SU_TIMEOUT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status)
+		TH_LOG("%s", ibv_wc_status_str(wc.status));
+	ASSERT_EQ(wr_id, wc.wr_id);
+	ASSERT_EQ(msg_len(seed), wc.byte_len);
+	ASSERT_EQ(-1, su_check(d, msg_len(seed), seed)) TH_LOG("wr_id %lu",
+							   (unsigned long)wr_id);
+	ASSERT_EQ(-1, su_check_byte(d + msg_len(seed), SLOT - msg_len(seed), 0));
+	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
+	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+}
+
+TEST_F(srq, grow_keeps_posted_receives_in_order)
+{
+	struct su_pair *p = &self->p;
+	struct ibv_srq *srq = make_srq(p->env.pd, 8);
+	struct ibv_srq_attr sa = {};
+	struct ibv_device_attr da;
+	struct ibv_qp *s, *r;
+	uint64_t posted = 0, got = 0;
+	uint32_t old_wr;
+
+	ASSERT_NE(NULL, srq);
+	ASSERT_EQ(0, ibv_query_device(p->env.ctx, &da));
+	ASSERT_TRUE(da.device_cap_flags & IBV_DEVICE_SRQ_RESIZE);
+	ASSERT_EQ(0, add_qps(p, srq, &s, &r));
+	ASSERT_EQ(0, ibv_query_srq(srq, &sa));
+	old_wr = sa.max_wr;
+	ASSERT_GE(16, old_wr);
+	/* Fill it, let the device take three, refill: the ring wraps. */
+	while (!post_slot(p, srq, posted))
+		posted++;
+	ASSERT_EQ(old_wr, posted);
+	for (; got < 3; got++)
+		send_into(_metadata, p, s, 100 + got, got);
+	while (!post_slot(p, srq, posted))
+		posted++;
+	ASSERT_EQ(old_wr + 3, posted);
+
+	/* Smaller than it is: nothing changes. */
+	sa.max_wr = old_wr / 2;
+	EXPECT_EQ(0, ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR));
+	ASSERT_EQ(0, ibv_query_srq(srq, &sa));
+	EXPECT_EQ(old_wr, sa.max_wr);
+	sa.max_wr = 1U << 30;
+	EXPECT_NE(0, ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR));
+
+	sa.max_wr = 4 * old_wr;
+	sa.srq_limit = 2 * old_wr; /* above the old depth: valid with it */
+	ASSERT_EQ(0, ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		TH_LOG("modify_srq: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	ASSERT_EQ(0, ibv_query_srq(srq, &sa));
+	EXPECT_LE(4 * old_wr, sa.max_wr);
+	EXPECT_EQ(2 * old_wr, sa.srq_limit);
+	ASSERT_GE(RX_SLOTS, sa.max_wr);
+	/* Room for more than the old depth, on the new ring. */
+	while (!post_slot(p, srq, posted))
+		posted++;
+	ASSERT_EQ(got + sa.max_wr, posted);
+	/* Everything completes in the order it was posted. */
+	for (; got < posted; got++)
+		send_into(_metadata, p, s, 100 + got, got);
+	EXPECT_TRUE(su_wait_async(p->env.ctx, IBV_EVENT_SRQ_LIMIT_REACHED,
+				  srq, SU_TIMEOUT_MS));
+	/* And the new ring keeps serving after it wrapped. */
+	for (; got < posted + 8; got++) {
+		ASSERT_EQ(0, post_slot(p, srq, got));
+		send_into(_metadata, p, s, 100 + got, got);
+	}
 	EXPECT_EQ(0, drop_qps_and_srq(srq, &s, &r, 1));
 }
 

@@ -4,8 +4,11 @@
 // memory outside what was registered.
 #include "rc_fixture.h"
 
+#include "completion.h"
+#include "qp_type.h"
 #include "shared_word.h"
 
+#include <cstring>
 #include <random>
 
 namespace vrnic::test {
@@ -332,6 +335,181 @@ TEST(Hostile, RandomBytesInTheWholeSqRing) {
         ASSERT_EQ(0u, drv.modify_qp(a, VRNIC_QP_ATTR_STATE, x));
         drv.connect(a, a.qpn);
     }
+}
+
+// Two processes in one guest: a bystander's connected pair that sends and
+// writes checked bytes, and a hostile one's pair and SRQ in another
+// context.
+struct TwoProcesses : ::testing::Test {
+    void SetUp() override {
+        drv.bring_up();
+        bad_u = drv.alloc_uctx(&bad_page);
+        good_u = drv.alloc_uctx(&good_page);
+        bad_pd = drv.create_pd(bad_u);
+        good_pd = drv.create_pd(good_u);
+        bad_cq = drv.create_cq(bad_u, 8);
+        good_cq = drv.create_cq(good_u, 8);
+        bad_srq = drv.create_srq(bad_u, bad_pd, 4, 6, 3);
+        bad_a = drv.create_qp(bad_u, bad_pd, bad_cq, bad_cq);
+        bad_b = drv.create_qp(bad_u, bad_pd, bad_cq, bad_cq);
+        QpOpts on_srq;
+        on_srq.srqn = bad_srq.srqn;
+        bad_c = drv.create_qp(bad_u, bad_pd, bad_cq, bad_cq, on_srq);
+        drv.connect_pair(bad_a, bad_b);
+        drv.connect(bad_c, bad_c.qpn);
+        good_a = drv.create_qp(good_u, good_pd, good_cq, good_cq);
+        good_b = drv.create_qp(good_u, good_pd, good_cq, good_cq);
+        drv.connect_pair(good_a, good_b);
+        bad_gpa = drv.alloc(8192);
+        bad_mr = drv.reg_mr(bad_pd, bad_gpa, 8192, VRNIC_ACCESS_ALL);
+        good_gpa = drv.alloc(3 * 4096);
+        good_mr = drv.reg_mr(good_pd, good_gpa, 3 * 4096, VRNIC_ACCESS_ALL);
+    }
+    // One SEND and one WRITE of the bystander, pattern `seed`; every byte
+    // and completion checked.
+    void bystander_round(uint8_t seed) {
+        drv.fill(good_gpa, 4096, seed);
+        std::memset(drv.host(good_gpa + 4096, 8192), 0, 8192);
+        drv.post_recv(good_b, seed, {{good_mr.iova + 4096, 4096, good_mr.lkey}});
+        SendWr s;
+        s.wr_id = 1000 + seed;
+        s.sge = {{good_mr.iova, 1000u + seed, good_mr.lkey}};
+        drv.post_send(good_a, s);
+        SendWr w = rdma_write(good_mr, 0, 4096, good_mr, 8192);
+        w.wr_id = 2000 + seed;
+        drv.post_send(good_a, w);
+        drv.run();
+        auto c = drv.poll_cq(good_cq);
+        ASSERT_EQ(3u, c.size()) << int(seed);
+        for (const auto& e : c)
+            ASSERT_EQ(VRNIC_WC_SUCCESS, e.status) << int(seed);
+        ASSERT_EQ(0, memcmp(drv.host(good_gpa + 4096, 1000 + seed), drv.host(good_gpa), 1000 + seed));
+        ASSERT_EQ(0, drv.host(good_gpa + 4096 + 1000 + seed)[0]);
+        ASSERT_TRUE(drv.check_pattern(good_gpa + 8192, 4096, seed)) << int(seed);
+        ASSERT_EQ(VRNIC_QPS_RTS, drv.query_qp(good_a).qp_state);
+        ASSERT_EQ(VRNIC_QPS_RTS, drv.query_qp(good_b).qp_state);
+    }
+    void reset_bad() {
+        vrnic_qp_attr x{};
+        x.qp_state = VRNIC_QPS_RESET;
+        for (QpInfo* q : {&bad_a, &bad_b, &bad_c})
+            ASSERT_EQ(0u, drv.modify_qp(*q, VRNIC_QP_ATTR_STATE, x));
+        drv.connect_pair(bad_a, bad_b);
+        drv.connect(bad_c, bad_c.qpn);
+        drv.poll_cq(bad_cq, 256);
+    }
+
+    FakeDriver drv;
+    uint32_t bad_u = 0, good_u = 0, bad_page = 0, good_page = 0, bad_pd = 0, good_pd = 0;
+    CqInfo bad_cq, good_cq;
+    SrqInfo bad_srq;
+    QpInfo bad_a, bad_b, bad_c, good_a, good_b;
+    uint64_t bad_gpa = 0, good_gpa = 0;
+    MrInfo bad_mr, good_mr;
+};
+
+// A UD-format SEND (an AH, a remote QPN, a qkey) on an RC QP fails there;
+// it is neither sent to the QP's peer nor to the QPN it names.
+TEST_F(TwoProcesses, UdFormatWqeOnRcFailsOnlyItsQp) {
+    drv.post_recv(bad_b, 7, {{bad_mr.iova, 4096, bad_mr.lkey}});
+    drv.post_recv(good_b, 8, {{good_mr.iova, 4096, good_mr.lkey}});
+    std::memset(drv.host(good_gpa, 4096), 0x11, 4096);
+    SendWr w = ud_send(1, good_b.qpn, 0x11111111, {{bad_mr.iova + 4096, 64, bad_mr.lkey}});
+    drv.fill(bad_gpa + 4096, 64, 3);
+    drv.post_send(bad_a, w);
+    drv.run();
+    auto c = drv.poll_cq(bad_cq);
+    ASSERT_EQ(1u, c.size()); // the send in error; bad_b's receive stays posted
+    EXPECT_EQ(bad_a.qpn, c[0].qpn);
+    EXPECT_EQ(VRNIC_WC_LOC_QP_OP_ERR, c[0].status);
+    EXPECT_EQ(kVeForeignWqe, c[0].vendor_err);
+    EXPECT_EQ(VRNIC_QPS_ERR, drv.query_qp(bad_a).qp_state);
+    EXPECT_TRUE(drv.poll_cq(good_cq).empty()); // nothing arrived at the bystander
+    EXPECT_EQ(0x11, drv.host(good_gpa)[0]);
+    EXPECT_EQ(0, drv.host(bad_gpa)[0]); // nor at the QP's own peer
+    // The bystander's receive is still posted: it takes the next message.
+    SendWr s;
+    s.sge = {{good_mr.iova + 4096, 100, good_mr.lkey}};
+    drv.fill(good_gpa + 4096, 100, 9);
+    drv.post_send(good_a, s);
+    drv.run();
+    auto g = drv.poll_cq(good_cq);
+    ASSERT_EQ(2u, g.size());
+    for (const auto& e : g)
+        EXPECT_EQ(VRNIC_WC_SUCCESS, e.status);
+    EXPECT_TRUE(drv.check_pattern(good_gpa, 100, 9));
+    bystander_round(1);
+}
+
+// The hostile process writes garbage into every ring and doorbell word it
+// has mapped (SQ, RQ and SRQ WQEs and producer indices, its CQ's consumer
+// index and arm word) between the bystander's rounds: only its own QPs,
+// SRQ and CQ fail; the bystander's data arrives intact every round.
+TEST_F(TwoProcesses, GarbageInOwnRingsBreaksOnlyOwnQps) {
+    std::mt19937_64 rng(777);
+    bystander_round(0);
+    for (int round = 1; round <= 200; round++) {
+        // A plausible WQE at the head, naming the bystander's keys and
+        // buffers (local or remote) as often as its own.
+        const std::vector<uint8_t> snap(drv.host(good_gpa), drv.host(good_gpa) + 3 * 4096);
+        auto* h = reinterpret_cast<vrnic_send_wqe_hdr*>(drv.host(
+            bad_a.sq + (uint64_t(bad_a.sq_pi & ((1u << bad_a.sq_log) - 1)) << bad_a.sq_shift), 64));
+        std::memset(h, 0, 64);
+        h->opcode = uint8_t(rng() % 7);
+        h->flags = VRNIC_WQE_F_SIGNALED;
+        h->num_sge = 1;
+        auto* sg = reinterpret_cast<vrnic_sge*>(reinterpret_cast<uint8_t*>(h) + 48);
+        const bool local_good = rng() % 2, remote_good = rng() % 2;
+        sg->lkey = local_good ? good_mr.lkey : bad_mr.lkey;
+        sg->addr = (local_good ? good_mr.iova : bad_mr.iova) + rng() % 2048;
+        sg->length = h->opcode >= VRNIC_WR_ATOMIC_CMP_AND_SWP ? 8 : uint32_t(rng() % 2048);
+        if (h->opcode >= VRNIC_WR_ATOMIC_CMP_AND_SWP)
+            sg->addr &= ~uint64_t(7);
+        if (!is_send_opcode(h->opcode)) {
+            h->rdma.rkey = remote_good ? good_mr.rkey : bad_mr.rkey;
+            h->rdma.remote_addr = ((remote_good ? good_mr.iova : bad_mr.iova) + rng() % 2048) &
+                                  ~uint64_t(7);
+        }
+        drv.post_recv(bad_b, 1, {{bad_mr.iova + 4096, 4096, bad_mr.lkey}});
+        bad_a.sq_pi++;
+        drv.publish(bad_a);
+        drv.run();
+        ASSERT_EQ(0, memcmp(snap.data(), drv.host(good_gpa), snap.size())) << "round " << round;
+        // Then garbage everywhere.
+        for (const QpInfo* q : {&bad_a, &bad_b, &bad_c}) {
+            uint8_t* sq = drv.host(q->sq, uint64_t(1) << (q->sq_log + q->sq_shift));
+            for (size_t i = 0; i < (size_t(1) << (q->sq_log + q->sq_shift)); i++)
+                sq[i] = static_cast<uint8_t>(rng());
+            if (q->rq) {
+                uint8_t* rq = drv.host(q->rq, uint64_t(1) << (q->rq_log + q->rq_shift));
+                for (size_t i = 0; i < (size_t(1) << (q->rq_log + q->rq_shift)); i++)
+                    rq[i] = static_cast<uint8_t>(rng());
+            }
+        }
+        uint8_t* srq = drv.host(bad_srq.ring, 16 * 64);
+        for (int i = 0; i < 16 * 64; i++)
+            srq[i] = static_cast<uint8_t>(rng());
+        // Doorbell words: random indices, then the words themselves.
+        vrnic_db_slot* sa = drv.slot(bad_page, bad_a.db_slot);
+        store_release(&sa->qp.sq_pi, uint32_t(bad_a.sq_pi + rng() % 80));
+        store_release(&sa->qp.rq_pi, uint32_t(rng()));
+        vrnic_db_slot* sb = drv.slot(bad_page, bad_b.db_slot);
+        store_release(&sb->qp.rq_pi, uint32_t(bad_b.rq_pi + rng() % 20));
+        store_release(&drv.slot(bad_page, bad_c.db_slot)->raw, uint64_t(rng()));
+        store_release(&drv.slot(bad_page, bad_srq.db_slot)->srq.pi,
+                      uint32_t(rng() % 2 ? rng() : rng() % 20));
+        store_release(&drv.slot(bad_page, bad_cq.db_slot)->raw, uint64_t(rng()));
+        const std::vector<uint8_t> before(drv.host(good_gpa), drv.host(good_gpa) + 3 * 4096);
+        drv.clock() += 1'000'000'000; // let RNR waits expire
+        drv.run();
+        ASSERT_EQ(0, memcmp(before.data(), drv.host(good_gpa), before.size())) << round;
+        bystander_round(uint8_t(round));
+        // The hostile process starts over, as an application would.
+        bad_a.sq_pi = load_acquire(&sa->qp.sq_pi);
+        reset_bad();
+    }
+    // The bystander's buffers were never touched by the hostile QPs.
+    bystander_round(99);
 }
 
 TEST(Hostile, RandomCommandsAlwaysComplete) {

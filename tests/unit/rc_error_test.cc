@@ -25,6 +25,14 @@ class RcError : public RcPair {
         w.sge = {sge(src, 0, len)};
         return w;
     }
+    // A SEND names no remote buffer.
+    SendWr send(uint32_t len) {
+        SendWr w = write(len);
+        w.opcode = VRNIC_WR_SEND;
+        w.remote_addr = 0;
+        w.rkey = 0;
+        return w;
+    }
     // Posts one WQE, runs, returns its single CQE.
     vrnic_cqe one(const SendWr& w) {
         drv.post_send(a, w);
@@ -279,8 +287,7 @@ TEST_F(RcError, ReadNeedsResponderRdAtomicResources) {
 TEST_F(RcError, ReceiveTooShort) {
     MrInfo small = buffer(64, kLw);
     drv.post_recv(b, 0xb1, {sge(small, 0, 32)});
-    SendWr s = write(100);
-    s.opcode = VRNIC_WR_SEND;
+    SendWr s = send(100);
     vrnic_cqe e = one(s);
     EXPECT_EQ(VRNIC_WC_REM_INV_REQ_ERR, e.status);
     auto rc = drv.poll_cq(b_cq);
@@ -301,8 +308,7 @@ TEST_F(RcError, BadReceiveSge) {
           vrnic_sge{dst.iova + 4090, 64, dst.lkey}}) {
         SetUp();
         drv.post_recv(b, 0xb2, {bad});
-        SendWr s = write(16);
-        s.opcode = VRNIC_WR_SEND;
+        SendWr s = send(16);
         vrnic_cqe e = one(s);
         EXPECT_EQ(VRNIC_WC_REM_OP_ERR, e.status);
         auto rc = drv.poll_cq(b_cq);
@@ -319,8 +325,7 @@ TEST_F(RcError, MalformedReceiveWqe) {
     drv.post_recv(b, 0xb3, {sge(dst, 0, 8), sge(dst, 8, 8), sge(dst, 16, 8)});
     // Rewrite num_sge beyond max_recv_sge (3) in the posted WQE.
     drv.host(b.rq)[8] = 4;
-    SendWr s = write(16);
-    s.opcode = VRNIC_WR_SEND;
+    SendWr s = send(16);
     EXPECT_EQ(VRNIC_WC_REM_OP_ERR, one(s).status);
     auto rc = drv.poll_cq(b_cq);
     ASSERT_EQ(1u, rc.size());
@@ -418,8 +423,7 @@ TEST_F(RcError, ModifyToErrFlushesAndResetDiscards) {
     // Back to RTS with the guest's indices continuing.
     drv.connect(b, a.qpn);
     drv.post_recv(b, 4, {sge(dst, 0, 64)});
-    SendWr s = write(10);
-    s.opcode = VRNIC_WR_SEND;
+    SendWr s = send(10);
     EXPECT_EQ(VRNIC_WC_SUCCESS, one(s).status);
     auto rc = drv.poll_cq(b_cq);
     ASSERT_EQ(1u, rc.size());

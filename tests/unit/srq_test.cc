@@ -193,10 +193,10 @@ TEST(SrqLimits, MaxSrqAndResetFreesThem) {
         drv.create_srq(0, pd2);
 }
 
-TEST_F(SrqTest, ModifyArmsTheLimitOnly) {
+TEST_F(SrqTest, ModifyArmsTheLimit) {
     SrqInfo s = drv.create_srq(0, pd);
     EXPECT_EQ(BAD_HANDLE, drv.modify_srq(s.srqn + 1, VRNIC_SRQ_ATTR_LIMIT, 1));
-    EXPECT_EQ(UNSUPPORTED, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_MAX_WR, 0, 32));
+    EXPECT_EQ(BAD_PARAM, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_MAX_WR, 0, 32)); // max_wr reserved
     EXPECT_EQ(BAD_PARAM, drv.modify_srq(s.srqn, 1u << 2, 0));
     EXPECT_EQ(BAD_PARAM, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 16)); // = depth
     EXPECT_EQ(BAD_PARAM, drv.modify_srq(s.srqn, 0, 3));                     // not in the mask
@@ -204,6 +204,50 @@ TEST_F(SrqTest, ModifyArmsTheLimitOnly) {
     EXPECT_EQ(OK, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 15));
     EXPECT_EQ(OK, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 0));
     EXPECT_EQ(OK, drv.modify_srq(s.srqn, 0, 0));
+}
+
+TEST_F(SrqTest, ResizeChecksEveryField) {
+    SrqInfo s = drv.create_srq(0, pd); // 16 WQEs of 64 bytes
+    auto req = [&] {
+        vrnic_cmd_modify_srq m{};
+        m.srqn = s.srqn;
+        m.attr_mask = VRNIC_SRQ_ATTR_MAX_WR;
+        m.log_depth = 5;
+        m.ring_addr = drv.alloc(32 * 64);
+        return m;
+    };
+    auto run = [&](void (*tweak)(vrnic_cmd_modify_srq&)) {
+        vrnic_cmd_modify_srq m = req();
+        tweak(m);
+        return drv.cmd(VRNIC_CMD_MODIFY_SRQ, &m, sizeof(m));
+    };
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.log_depth = 4; })); // not larger
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.log_depth = 3; }));
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.log_depth = 15; })); // > max_srq_wr 16384
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.log_depth = 40; }));
+    EXPECT_EQ(BAD_ADDR, run([](auto& m) { m.ring_addr += 64; }));
+    EXPECT_EQ(BAD_ADDR, run([](auto& m) { m.ring_addr = 0; }));
+    EXPECT_EQ(BAD_ADDR, run([](auto& m) { m.ring_addr = 1ull << 40; }));
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.reserved[6] = 1; }));
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.max_wr = 32; }));
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.attr_mask = VRNIC_SRQ_ATTR_LIMIT; }));
+    EXPECT_EQ(BAD_PARAM, run([](auto& m) {
+        m.attr_mask |= VRNIC_SRQ_ATTR_LIMIT;
+        m.srq_limit = 32; // = the new depth
+    }));
+    // A producer index more than a ring ahead.
+    s.pi = 17;
+    drv.publish(s);
+    EXPECT_EQ(BAD_PARAM, run([](auto&) {}));
+    s.pi = 0;
+    drv.publish(s);
+    // A limit between the old and the new depth is valid with the resize.
+    EXPECT_EQ(OK, run([](auto& m) {
+        m.attr_mask |= VRNIC_SRQ_ATTR_LIMIT;
+        m.srq_limit = 20;
+    }));
+    EXPECT_EQ(OK, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 31));
+    EXPECT_EQ(BAD_PARAM, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 32));
 }
 
 TEST_F(SrqTest, CreateQpChecksTheSrq) {
@@ -310,6 +354,50 @@ TEST_F(SrqShared, SeveralQpsTakeWqesInOrder) {
             << k;
         EXPECT_EQ(0, drv.host(dst_gpa + k * kBuf + 64)[0]);
     }
+    EXPECT_TRUE(drv.take_async_events().empty());
+}
+
+// WQEs posted before the resize, wrapped in the old ring, complete in order
+// after it, followed by WQEs posted into the new ring beyond the old depth.
+TEST_F(SrqShared, ResizeKeepsPostedWqesInOrder) {
+    constexpr uint32_t kN = 28;
+    const uint64_t big_gpa = drv.alloc(kN * kBuf);
+    MrInfo big = drv.reg_mr(pd, big_gpa, kN * kBuf, VRNIC_ACCESS_ALL);
+    auto post_big = [&](uint32_t n) {
+        drv.post_srq_recv(srq, 100 + n, {{big.iova + n * kBuf, kBuf, big.lkey}});
+    };
+    for (uint32_t n = 0; n < 10; n++)
+        post_big(n);
+    for (uint32_t k = 0; k < 8; k++) {
+        send(k % kPairs, k, 64 * k);
+        drv.run();
+    }
+    EXPECT_EQ(8u, drv.srq_ci(srq));
+    for (uint32_t n = 10; n < 20; n++) // slots 10..15, then 0..3 of the old ring
+        post_big(n);
+    const uint64_t old_ring = srq.ring;
+    ASSERT_EQ(OK, drv.resize_srq(srq, 5));
+    drv.fill(old_ring, 16 * 64, 0xee); // the device no longer reads it
+    for (uint32_t n = 20; n < kN; n++) // 20 outstanding: above the old depth
+        post_big(n);
+    EXPECT_EQ(20u, srq.pi - drv.srq_ci(srq));
+    for (uint32_t k = 8; k < kN; k++) {
+        send(k % kPairs, k, 64 * (k % 64));
+        drv.run();
+    }
+    EXPECT_EQ(kN, drv.srq_ci(srq));
+    auto r = drv.poll_cq(cq, 64);
+    ASSERT_EQ(kN, r.size());
+    for (uint32_t k = 0; k < kN; k++) {
+        EXPECT_EQ(VRNIC_WC_SUCCESS, r[k].status) << k;
+        EXPECT_EQ(k, r[k].wqe_idx) << k;
+        EXPECT_EQ(100 + k, r[k].wr_id) << k;
+        EXPECT_EQ(b[k % kPairs].qpn, r[k].qpn) << k;
+        EXPECT_EQ(0, memcmp(drv.host(big_gpa + k * kBuf, 64), drv.host(src_gpa + 64 * (k % 64), 64),
+                            64))
+            << k;
+    }
+    EXPECT_EQ(kN, drv.poll_cq(send_cq, 64).size());
     EXPECT_TRUE(drv.take_async_events().empty());
 }
 
@@ -584,6 +672,41 @@ class SrqSlices : public ::testing::Test {
         drv.poll();
     }
 
+    // One big SEND holds SRQ WQE 0 while a small one from another pair
+    // takes WQE 1 (after growing the SRQ if `resize`); both land intact.
+    void held_wqe_then_small(uint8_t seed, bool resize) {
+        auto [a0, b0] = pair();
+        auto [a1, b1] = pair();
+        drv.fill(sg, kBig, seed);
+        start_big_send(a0); // the first slice takes WQE 0
+        ASSERT_EQ(1u, drv.srq_ci(srq));
+        if (resize) {
+            const uint64_t old_ring = srq.ring;
+            ASSERT_EQ(VRNIC_CMD_STATUS_OK, drv.resize_srq(srq, 6));
+            drv.fill(old_ring, 16 * 64, 0xee); // the device no longer reads it
+        }
+        SendWr small;
+        small.wr_id = 2;
+        small.sge = {{smr.iova + 100, 50, smr.lkey}};
+        drv.post_send(a1, small);
+        drv.run();
+        auto r = drv.poll_cq(rcq);
+        ASSERT_EQ(2u, r.size());
+        std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.wqe_idx < y.wqe_idx; });
+        for (const auto& c : r)
+            EXPECT_EQ(VRNIC_WC_SUCCESS, c.status);
+        EXPECT_EQ(b0.qpn, r[0].qpn);
+        EXPECT_EQ(10u, r[0].wr_id);
+        EXPECT_EQ(kBig, r[0].byte_len);
+        EXPECT_EQ(b1.qpn, r[1].qpn);
+        EXPECT_EQ(11u, r[1].wr_id);
+        EXPECT_EQ(1u, r[1].wqe_idx);
+        EXPECT_EQ(50u, r[1].byte_len);
+        EXPECT_TRUE(drv.check_pattern(dg, kBig, seed));
+        EXPECT_EQ(0, memcmp(drv.host(dg + kBig, 50), drv.host(sg + 100, 50), 50));
+        EXPECT_EQ(2u, drv.srq_ci(srq));
+    }
+
     FakeDriver drv{small_srq_params()};
     uint32_t pd = 0;
     CqInfo scq, rcq;
@@ -596,28 +719,13 @@ class SrqSlices : public ::testing::Test {
 // A message moved in slices keeps its SRQ WQE: another QP that receives in
 // between takes the next one.
 TEST_F(SrqSlices, HeldWqeIsNotTakenByAnotherQp) {
-    auto [a0, b0] = pair();
-    auto [a1, b1] = pair();
-    drv.fill(sg, kBig, 0x21);
-    start_big_send(a0); // the first slice takes WQE 0
-    EXPECT_EQ(1u, drv.srq_ci(srq));
-    SendWr small;
-    small.wr_id = 2;
-    small.sge = {{smr.iova + 100, 50, smr.lkey}};
-    drv.post_send(a1, small);
-    drv.run();
-    auto r = drv.poll_cq(rcq);
-    ASSERT_EQ(2u, r.size());
-    std::sort(r.begin(), r.end(), [](auto& x, auto& y) { return x.wqe_idx < y.wqe_idx; });
-    EXPECT_EQ(b0.qpn, r[0].qpn);
-    EXPECT_EQ(10u, r[0].wr_id);
-    EXPECT_EQ(kBig, r[0].byte_len);
-    EXPECT_EQ(b1.qpn, r[1].qpn);
-    EXPECT_EQ(11u, r[1].wr_id);
-    EXPECT_EQ(50u, r[1].byte_len);
-    EXPECT_TRUE(drv.check_pattern(dg, kBig, 0x21));
-    EXPECT_EQ(0, memcmp(drv.host(dg + kBig, 50), drv.host(sg + 100, 50), 50));
-    EXPECT_EQ(2u, drv.srq_ci(srq));
+    held_wqe_then_small(0x21, false);
+}
+
+// A resize while a QP holds a WQE it took (a message in slices): that WQE
+// completes from the QP's copy, the next from the new ring.
+TEST_F(SrqSlices, ResizeKeepsTheHeldWqe) {
+    held_wqe_then_small(0x33, true);
 }
 
 // The requester fails while its message holds the responder's SRQ WQE: the

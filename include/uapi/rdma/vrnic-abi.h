@@ -142,6 +142,25 @@ struct vrnic_ibv_create_srq_resp {
 	__aligned_u64 ring_size;
 };
 
+/*
+ * modify_srq with IBV_SRQ_MAX_WR (IB_DEVICE_SRQ_RESIZE): the verb has no
+ * driver response, so the request names where the kernel writes it, as
+ * rxe's does. The SRQ then has a new ring: the provider maps it and
+ * unmaps the old one (the kernel removed its mmap key).
+ */
+struct vrnic_ibv_modify_srq {
+	__u32 comp_mask;
+	__u32 reserved;
+	__aligned_u64 resp_addr;	/* struct vrnic_ibv_modify_srq_resp */
+};
+
+struct vrnic_ibv_modify_srq_resp {
+	__aligned_u64 ring_mmap_key;
+	__aligned_u64 ring_size;
+	__u8 log_depth;
+	__u8 reserved[7];
+};
+
 /* ------------------------------------------------------------------------
  * Driver uverbs namespace
  * ------------------------------------------------------------------------
@@ -216,6 +235,10 @@ VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_srq) == 8,
 			"vrnic_ibv_create_srq");
 VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_create_srq_resp) == 32,
 			"vrnic_ibv_create_srq_resp");
+VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_modify_srq) == 16,
+			"vrnic_ibv_modify_srq");
+VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_ibv_modify_srq_resp) == 24,
+			"vrnic_ibv_modify_srq_resp");
 VRNIC_ABI_STATIC_ASSERT(sizeof(struct vrnic_layout) == 32,
 			"vrnic_layout");
 

@@ -194,8 +194,11 @@ int su_raw_post(struct su_raw *r, uint8_t opcode, uint64_t wr_id,
 	w->opcode = opcode;
 	w->flags = VRNIC_WQE_F_SIGNALED;
 	w->num_sge = 1;
-	w->rdma.remote_addr = raddr;
-	w->rdma.rkey = rkey;
+	/* A SEND names no remote buffer: its union is reserved. */
+	if (opcode != VRNIC_WR_SEND && opcode != VRNIC_WR_SEND_WITH_IMM) {
+		w->rdma.remote_addr = raddr;
+		w->rdma.rkey = rkey;
+	}
 	sge->addr = addr;
 	sge->length = len;
 	sge->lkey = lkey;

@@ -346,7 +346,7 @@ struct vrnic_send_wqe_hdr *su_raw_sq_slot(struct su_raw *r);
 int su_raw_sq_ring(struct su_raw *r, uint32_t n,
 		   enum su_kick kick);
 
-/* One-SGE send-queue WQE: SEND or RDMA WRITE/READ. */
+/* One-SGE send-queue WQE: SEND (raddr, rkey unused) or RDMA WRITE/READ. */
 int su_raw_post(struct su_raw *r, uint8_t opcode, uint64_t wr_id,
 		uint64_t addr, uint32_t len, uint32_t lkey,
 		uint64_t raddr, uint32_t rkey, enum su_kick kick);

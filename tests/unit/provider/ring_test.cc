@@ -623,15 +623,29 @@ TEST(RecvQueue, LayoutLimitsAndWrap) {
 
 // An SRQ's free space comes from the consumer index the device writes, not
 // from completions; an index beyond what was posted is not believed.
-TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
-    Buffer ring(4 * 32);
+// An SRQ of 4 WQEs of 32 bytes on doorbell slot 6 of a fake page.
+struct SrqOnSlot6 {
+    SrqOnSlot6() {
+        db.init(dbp.page(), nullptr, nullptr);
+        ci = db.word(6, VRNIC_DB_SRQ_CI);
+        pi = db.word(6, VRNIC_DB_SRQ_PI);
+        srq.init(ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+    }
+    Buffer ring{4 * 32};
     FakeDbPage dbp;
     Doorbell db;
-    db.init(dbp.page(), nullptr, nullptr);
-    uint32_t* ci = db.word(6, VRNIC_DB_SRQ_CI);
-    uint32_t* pi = db.word(6, VRNIC_DB_SRQ_PI);
+    uint32_t* ci = nullptr;
+    uint32_t* pi = nullptr;
     RecvQueue srq;
-    srq.init(ring.data(), 2, 5, VRNIC_RQ_MAX_SGE(5), ci);
+};
+
+TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
+    SrqOnSlot6 f;
+    Buffer& ring = f.ring;
+    FakeDbPage& dbp = f.dbp;
+    Doorbell& db = f.db;
+    uint32_t *ci = f.ci, *pi = f.pi;
+    RecvQueue& srq = f.srq;
     ibv_sge sg{0x1000, 8, 1};
     ibv_recv_wr wr{};
     wr.sg_list = &sg;
@@ -656,6 +670,46 @@ TEST(RecvQueue, SharedQueueFollowsTheDeviceConsumerIndex) {
     *ci = 1;                                       // backwards
     EXPECT_EQ(ENOMEM, srq.post(wr));
     EXPECT_EQ(2u, srq.ci());
+}
+
+// After an SRQ resize the queue keeps its indices and posts into the new,
+// deeper ring at index modulo the new depth.
+TEST(RecvQueue, MovedRingKeepsIndicesAndGrows) {
+    SrqOnSlot6 f;
+    Buffer& old_ring = f.ring;
+    Buffer new_ring(16 * 32);
+    FakeDbPage& dbp = f.dbp;
+    Doorbell& db = f.db;
+    uint32_t *ci = f.ci, *pi = f.pi;
+    RecvQueue& srq = f.srq;
+    ibv_recv_wr wr{};
+    for (int i = 0; i < 4; i++) {
+        wr.wr_id = i;
+        ASSERT_EQ(0, srq.post(wr));
+    }
+    srq.publish(db, pi, VRNIC_DB_STATUS_RQ_WAKEUP);
+    *ci = 3; // the device took three
+    wr.wr_id = 4;
+    ASSERT_EQ(0, srq.post(wr)); // index 4 -> old slot 0
+    srq.publish(db, pi, VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_EQ(4u, rd<uint64_t>(old_ring.data(), 0));
+
+    srq.move_ring(new_ring.data(), 4);
+    EXPECT_EQ(16u, srq.depth());
+    EXPECT_EQ(5u, srq.pi());
+    for (uint64_t i = 5; i < 19; i++) { // 2 outstanding + 14 new = 16
+        wr.wr_id = i;
+        ASSERT_EQ(0, srq.post(wr)) << i;
+    }
+    EXPECT_EQ(ENOMEM, srq.post(wr));
+    srq.publish(db, pi, VRNIC_DB_STATUS_RQ_WAKEUP);
+    EXPECT_EQ(19u, dbp.word(6, VRNIC_DB_SRQ_PI));
+    EXPECT_EQ(5u, rd<uint64_t>(new_ring.data(), 5 * 32));
+    EXPECT_EQ(15u, rd<uint64_t>(new_ring.data(), 15 * 32));
+    EXPECT_EQ(16u, rd<uint64_t>(new_ring.data(), 0)); // index 16 -> slot 0
+    EXPECT_EQ(18u, rd<uint64_t>(new_ring.data(), 2 * 32));
+    EXPECT_EQ(4u, rd<uint64_t>(old_ring.data(), 0)); // the old ring untouched
+    EXPECT_EQ(1u, rd<uint64_t>(old_ring.data(), 32));
 }
 
 TEST(WorkQueue, RetireToStaysWithinThePublishedRange) {
