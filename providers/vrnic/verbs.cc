@@ -598,12 +598,12 @@ namespace {
 // SRQ's lock is held across the verb: no thread of this process posts into
 // the old ring while the device moves the posted WQEs to the new one.
 int resize_srq(Srq& srq, ibv_srq_attr* attr, int mask) {
-    ContextState& st = state(srq.srq.context);
+    ContextState& st = state(srq.vsrq.srq.context);
     vrnic_ibv_modify_srq_resp r{};
     WithUdata<struct ibv_modify_srq, vrnic_ibv_modify_srq> cmd{};
     cmd.drv.resp_addr = reinterpret_cast<uintptr_t>(&r);
     std::lock_guard<QueueLock> guard(srq.lock);
-    int err = ibv_cmd_modify_srq(&srq.srq, attr, mask, cmd.core(), cmd.size());
+    int err = ibv_cmd_modify_srq(&srq.vsrq.srq, attr, mask, cmd.core(), cmd.size());
     if (err || !r.ring_mmap_key) // failed, or already that large
         return err;
     const uint32_t shift = srq.rq.wqe_shift();
