@@ -96,66 +96,25 @@ constexpr StateTable ud_table() {
     return t;
 }
 
-// XRC initiator: RC without the responder's attributes.
-constexpr StateTable xrc_ini_table() {
-    constexpr uint32_t kAltMig = VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_PATH_MIG_STATE;
-    constexpr uint32_t kInit =
-        VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS;
-    constexpr uint32_t kRtsOpt = VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS | kAltMig;
-    StateTable t{};
-    t[VRNIC_QPS_RESET][VRNIC_QPS_INIT] = {true, kInit, 0};
-    t[VRNIC_QPS_INIT][VRNIC_QPS_INIT] = {true, 0, kInit};
-    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {
-        true,
-        VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN,
-        VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX};
-    t[VRNIC_QPS_RTR][VRNIC_QPS_RTS] = {true,
-                                       VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
-                                           VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_SQ_PSN |
-                                           VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC,
-                                       kRtsOpt};
-    t[VRNIC_QPS_RTS][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
-    t[VRNIC_QPS_RTS][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};
-    t[VRNIC_QPS_SQD][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
-    t[VRNIC_QPS_SQD][VRNIC_QPS_SQD] = {
-        true, 0,
-        VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_RETRY_CNT |
-            VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC | VRNIC_QP_ATTR_ACCESS_FLAGS |
-            VRNIC_QP_ATTR_PKEY_INDEX | kAltMig};
+// RC's table without the attributes of one side: an XRC initiator is an RC
+// requester, an XRC target an RC responder.
+constexpr StateTable rc_without(uint32_t attrs) {
+    StateTable t = rc_table();
+    for (auto& row : t)
+        for (Rule& r : row) {
+            r.required &= ~attrs;
+            r.optional &= ~attrs;
+        }
     return t;
 }
 
-// XRC target: RC's responder attributes; of the requester's only a timeout
-// and the PSN.
-constexpr StateTable xrc_tgt_table() {
-    constexpr uint32_t kAltMig = VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_PATH_MIG_STATE;
-    constexpr uint32_t kInit =
-        VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_ACCESS_FLAGS;
-    constexpr uint32_t kRtsOpt = VRNIC_QP_ATTR_CUR_STATE | VRNIC_QP_ATTR_ACCESS_FLAGS |
-                                 VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig;
-    StateTable t{};
-    t[VRNIC_QPS_RESET][VRNIC_QPS_INIT] = {true, kInit, 0};
-    t[VRNIC_QPS_INIT][VRNIC_QPS_INIT] = {true, 0, kInit};
-    t[VRNIC_QPS_INIT][VRNIC_QPS_RTR] = {
-        true,
-        VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_PATH_MTU | VRNIC_QP_ATTR_DEST_QPN | VRNIC_QP_ATTR_RQ_PSN |
-            VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER,
-        VRNIC_QP_ATTR_ALT_PATH | VRNIC_QP_ATTR_ACCESS_FLAGS | VRNIC_QP_ATTR_PKEY_INDEX};
-    t[VRNIC_QPS_RTR][VRNIC_QPS_RTS] = {true, VRNIC_QP_ATTR_TIMEOUT | VRNIC_QP_ATTR_SQ_PSN, kRtsOpt};
-    t[VRNIC_QPS_RTS][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
-    t[VRNIC_QPS_RTS][VRNIC_QPS_SQD] = {true, 0, VRNIC_QP_ATTR_EN_SQD_ASYNC_NOTIFY};
-    t[VRNIC_QPS_SQD][VRNIC_QPS_RTS] = {true, 0, kRtsOpt};
-    t[VRNIC_QPS_SQD][VRNIC_QPS_SQD] = {
-        true, 0,
-        VRNIC_QP_ATTR_PORT | VRNIC_QP_ATTR_AV | VRNIC_QP_ATTR_TIMEOUT |
-            VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_ACCESS_FLAGS |
-            VRNIC_QP_ATTR_PKEY_INDEX | VRNIC_QP_ATTR_MIN_RNR_TIMER | kAltMig};
-    return t;
-}
+constexpr uint32_t kResponderAttrs = VRNIC_QP_ATTR_MAX_DEST_RD_ATOMIC | VRNIC_QP_ATTR_MIN_RNR_TIMER;
+constexpr uint32_t kRequesterAttrs =
+    VRNIC_QP_ATTR_RETRY_CNT | VRNIC_QP_ATTR_RNR_RETRY | VRNIC_QP_ATTR_MAX_QP_RD_ATOMIC;
 
 // Indexed by QpType.
-constexpr StateTable kTables[] = {rc_table(), uc_table(), ud_table(), xrc_ini_table(),
-                                  xrc_tgt_table()};
+constexpr StateTable kTables[] = {rc_table(), uc_table(), ud_table(), rc_without(kResponderAttrs),
+                                  rc_without(kRequesterAttrs)};
 static_assert(std::size(kTables) == kQpTypeCount, "a state table for every QP type");
 
 Rule rule(QpType type, vrnic_qp_state from, vrnic_qp_state to) {
