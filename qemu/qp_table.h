@@ -41,6 +41,13 @@ template <typename T> class QpTable {
         return keyed_.remove(qpn);
     }
 
+    // f(qpn, qp) for every QP, the GSI QP first.
+    template <typename F> void for_each(F&& f) const {
+        if (gsi_)
+            f(VRNIC_QPN_GSI, *gsi_);
+        keyed_.for_each(f);
+    }
+
     uint64_t reuse_distance() const { return keyed_.reuse_distance(); }
 
   private:
