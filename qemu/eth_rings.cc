@@ -5,6 +5,8 @@
 #include "ring_slot.h"
 #include "shared_word.h"
 
+#include <vector>
+
 namespace vrnic {
 
 bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
@@ -20,6 +22,10 @@ bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
         return true;
     }
     const uint32_t max_len = d.params.eth_max_mtu + VRNIC_ETH_HDR_MAX;
+    // The sink (the fabric's switch) checks a frame's source MAC and then
+    // delivers it: it gets a copy, never guest memory that another vCPU
+    // could rewrite between the check and the delivery.
+    std::vector<uint8_t> copy;
     while (d.tx_ci != pi) {
         vrnic_eth_desc* slot =
             ring_entry<vrnic_eth_desc>(d.mem, d.rings.tx_base, d.rings.tx_log_depth, d.tx_ci);
@@ -31,8 +37,11 @@ bool eth_poll_tx(DeviceState& d, const FrameSink& sink) {
             status |= VRNIC_ETH_ST_ERR;
         else if (d.eth_loopback)
             eth_deliver_rx(d, frame, desc.len); // sent; a drop is RX's to count
-        else if (sink && !sink(frame, desc.len))
-            status |= VRNIC_ETH_ST_DROPPED;
+        else if (sink) {
+            copy.assign(frame, frame + desc.len);
+            if (!sink(copy.data(), desc.len))
+                status |= VRNIC_ETH_ST_DROPPED;
+        }
         store_release(&slot->status, status);
         d.tx_ci++;
         store_release(&r->tx_ci, d.tx_ci);

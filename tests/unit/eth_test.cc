@@ -74,6 +74,20 @@ TEST_F(Eth, TxCompletesValidFramesAndFlagsBadOnes) {
     EXPECT_EQ(9018u, sent[2].size());
 }
 
+TEST_F(Eth, TxSinkGetsACopyTheGuestCannotRewrite) {
+    const uint64_t f = frame(60, 5);
+    std::vector<uint8_t> before(drv.host(f), drv.host(f) + 60), seen;
+    drv.dev().set_frame_sink([&](const uint8_t* p, uint32_t n) {
+        // Another vCPU rewriting the frame while the sink checks it.
+        memset(drv.host(f), 0xee, 60);
+        seen.assign(p, p + n);
+        return true;
+    });
+    post_tx(f, 60);
+    drv.run();
+    EXPECT_EQ(before, seen);
+}
+
 TEST_F(Eth, TxWithoutStationCompletesDone) {
     uint64_t f = drv.alloc(64);
     for (int i = 0; i < 200; i++) { // wraps the 64-entry ring
