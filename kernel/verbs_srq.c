@@ -219,6 +219,9 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			  mask);
 		return -EINVAL;
 	}
+	/* An older device cannot grow an SRQ, whatever the request says. */
+	if ((mask & IB_SRQ_MAX_WR) && dev->caps.version_minor < 6)
+		return -EOPNOTSUPP;
 	err = vrnic_modify_srq_input(ibsrq, mask, udata, &resp_addr);
 	if (err)
 		return err;
