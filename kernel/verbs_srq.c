@@ -209,9 +209,9 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	struct vrnic_dev *dev = to_vdev(ibsrq->device);
 	struct vrnic_srq *srq = to_vsrq(ibsrq);
 	struct vrnic_cmd_modify_srq req = {};
-	u32 log = srq->wq.log_depth;
 	u64 resp_addr;
 	bool grow;
+	u32 log;
 	int err;
 
 	if (mask & ~(IB_SRQ_LIMIT | IB_SRQ_MAX_WR)) {
@@ -225,34 +225,36 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	err = vrnic_modify_srq_input(ibsrq, mask, udata, &resp_addr);
 	if (err)
 		return err;
+	/*
+	 * The event arrives in the admin interrupt, which cannot take the
+	 * mutex held across the command: it takes limit_spin. An event seen
+	 * while the command ran may be the new limit's, so the limit reads
+	 * 0 after it, as after any event. The mutex also orders concurrent
+	 * grows: each sizes the SRQ from the depth the last one left.
+	 */
+	mutex_lock(&srq->limit_lock);
+	log = srq->wq.log_depth;
 	if (mask & IB_SRQ_MAX_WR) {
 		err = vrnic_srq_resize_log(dev, srq, attr->max_wr);
 		if (err < 0) {
 			ibdev_dbg(ibsrq->device, "SRQ %u: cannot hold %u WRs\n",
 				  srq->srqn, attr->max_wr);
-			return err;
+			goto out_unlock;
 		}
 		log = err;
+		err = 0;
 	}
 	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit >= (1U << log)) {
 		ibdev_dbg(ibsrq->device, "SRQ %u: limit %u not below %u\n",
 			  srq->srqn, attr->srq_limit, 1U << log);
-		return -EINVAL;
+		err = -EINVAL;
+		goto out_unlock;
 	}
 	grow = log != srq->wq.log_depth;
 	req.srqn = cpu_to_le32(srq->srqn);
 	if (mask & IB_SRQ_LIMIT) {
 		req.attr_mask = cpu_to_le32(VRNIC_SRQ_ATTR_LIMIT);
 		req.srq_limit = cpu_to_le32(attr->srq_limit);
-	}
-	/*
-	 * The event arrives in the admin interrupt, which cannot take the
-	 * mutex held across the command: it takes limit_spin. An event seen
-	 * while the command ran may be the new limit's, so the limit reads
-	 * 0 after it, as after any event.
-	 */
-	mutex_lock(&srq->limit_lock);
-	if (mask & IB_SRQ_LIMIT) {
 		spin_lock_irq(&srq->limit_spin);
 		srq->limit_fired = false;
 		spin_unlock_irq(&srq->limit_spin);
@@ -262,8 +264,6 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	else if (mask & IB_SRQ_LIMIT)
 		err = vrnic_cmd_exec(dev, VRNIC_CMD_MODIFY_SRQ, &req,
 				     sizeof(req), NULL, 0);
-	else
-		err = 0;
 	/* Asked to grow to what it holds already: no new ring. */
 	if (!err && resp_addr && !grow)
 		err = vrnic_srq_resize_report(srq, resp_addr, NULL);
@@ -274,6 +274,7 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 				   srq->limit_fired ? 0 : attr->srq_limit);
 		spin_unlock_irq(&srq->limit_spin);
 	}
+out_unlock:
 	mutex_unlock(&srq->limit_lock);
 	return err;
 }
