@@ -71,10 +71,13 @@ void vrnic_dma_free(struct vrnic_dev *dev, struct vrnic_dma *buf)
 	buf->va = NULL;
 }
 
-/* Unpin an MR's pages, unless the device may still access them. */
+/*
+ * Unpin an MR's pages, unless the device may still access them. A DMA MR
+ * (the one ib_alloc_pd makes for the MAD layer's PD) pins nothing.
+ */
 void vrnic_umem_release(struct vrnic_dev *dev, struct ib_umem *umem)
 {
-	if (!vrnic_hold(dev, umem, NULL))
+	if (umem && !vrnic_hold(dev, umem, NULL))
 		ib_umem_release(umem);
 }
 
