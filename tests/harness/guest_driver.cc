@@ -169,18 +169,18 @@ std::vector<vrnic_eqe> GuestDriver::take_async_events() {
     return out;
 }
 
-vrnic_cmd_set_gid gid_entry(uint32_t index) {
+vrnic_cmd_set_gid gid_entry(uint32_t index, const uint8_t* gid) {
     vrnic_cmd_set_gid g{};
     g.index = index;
     g.gid_type = VRNIC_GID_TYPE_ROCE_V2;
     g.flags = VRNIC_GID_F_VALID;
     g.vlan_id = VRNIC_VLAN_NONE;
-    memcpy(g.gid, kGid, sizeof(g.gid));
+    memcpy(g.gid, gid, sizeof(g.gid));
     return g;
 }
 
-uint32_t GuestDriver::set_gid(uint32_t index) {
-    const vrnic_cmd_set_gid g = gid_entry(index);
+uint32_t GuestDriver::set_gid(uint32_t index, const uint8_t* gid) {
+    const vrnic_cmd_set_gid g = gid_entry(index, gid);
     return cmd(VRNIC_CMD_SET_GID, &g, sizeof(g));
 }
 
@@ -404,7 +404,7 @@ vrnic_cmd_modify_qp modify_to(uint32_t qpn, uint8_t state, const Path& p) {
         m.attr.rq_psn = p.rq_psn;
         m.attr.max_dest_rd_atomic = p.max_dest_rd_atomic;
         m.attr.min_rnr_timer = p.min_rnr_timer;
-        memcpy(m.attr.av.dgid, kGid, sizeof(kGid));
+        memcpy(m.attr.av.dgid, p.dgid, sizeof(m.attr.av.dgid));
         m.attr.av.vlan_id = VRNIC_VLAN_NONE;
         m.attr.av.hop_limit = p.hop_limit;
         if (p.qp_type == VRNIC_QPT_UC || p.qp_type == VRNIC_QPT_XRC_INI)

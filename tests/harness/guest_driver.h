@@ -31,7 +31,7 @@ inline constexpr uint8_t kGid[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
                                      0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x01};
 
 // The SET_GID entry of kGid at `index`, RoCE v2, no VLAN.
-vrnic_cmd_set_gid gid_entry(uint32_t index);
+vrnic_cmd_set_gid gid_entry(uint32_t index, const uint8_t* gid = kGid);
 
 // A bump allocator over [next, end) of guest RAM; take() is 0 when full.
 struct Arena {
@@ -112,6 +112,7 @@ struct Path {
     uint8_t rnr_retry = 7, min_rnr_timer = 1, retry_cnt = 7, timeout = 14;
     uint8_t mtu = VRNIC_MTU_4096, hop_limit = 64;
     uint32_t rq_psn = kPsn, sq_psn = kPsn;
+    const uint8_t* dgid = kGid; // 16 bytes: the responder's port GID
 };
 
 // The MODIFY_QP a driver sends to move QP qpn to `state` along p: the
@@ -226,7 +227,7 @@ class GuestDriver {
     std::vector<vrnic_eqe> take_async_events();
 
     // ---- objects: each returns the command's status -------------------------
-    uint32_t set_gid(uint32_t index);
+    uint32_t set_gid(uint32_t index, const uint8_t* gid = kGid);
     uint32_t alloc_uctx(uint32_t* uctx, uint32_t* db_page);
     uint32_t create_pd(uint32_t uctx, uint32_t* pd);
     uint32_t create_eq(uint64_t ring, uint32_t log_depth, uint32_t vector, uint32_t* eqn,
