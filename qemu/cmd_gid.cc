@@ -1,8 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // SET_GID: the port's GID table (section 10.19).
 #include "cmd_util.h"
+#include "rdma_fabric.h"
 
 namespace vrnic {
+
+namespace {
+
+// Other VMs find this device by its GIDs from now on.
+CmdResult gids_changed(DeviceState& d) {
+    if (d.fabric)
+        d.fabric->publish_gids(d.fabric_port, d.obj->gids);
+    return cmd_ok();
+}
+
+} // namespace
 
 CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     const vrnic_cmd_set_gid& g = in.set_gid;
@@ -15,7 +27,7 @@ CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         if (g.gid_type || g.vlan_id || !all_zero(g.gid) || !all_zero(g.mac))
             CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "delete with non-zero fields");
         e = GidEntry{};
-        return cmd_ok();
+        return gids_changed(d);
     }
     if (g.gid_type > VRNIC_GID_TYPE_ROCE_V2)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown GID type");
@@ -25,7 +37,7 @@ CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "bad vlan_id");
     e.valid = true;
     memcpy(e.gid, g.gid, sizeof(e.gid));
-    return cmd_ok();
+    return gids_changed(d);
 }
 
 } // namespace vrnic

@@ -12,12 +12,6 @@ bool gid_is_local(const DeviceState& d, const uint8_t (&gid)[16]) {
     return false;
 }
 
-Qp* find_ud_destination(DeviceState& d, const uint8_t (&dgid)[16], uint32_t qpn) {
-    if (!gid_is_local(d, dgid) || qpn == kMcastQpn)
-        return nullptr;
-    return ud_receiver(d, qpn);
-}
-
 std::vector<uint32_t> find_mcast_destinations(const DeviceState& d, const uint8_t (&dgid)[16],
                                               uint32_t qpn) {
     if (qpn != kMcastQpn) // the receivers take only DQPN 0xFFFFFF to a group

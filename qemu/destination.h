@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Where a message goes (device-interface.md 14.1 "Destination"): a GID of
-// this device, then a QP of it, or a multicast group of its QPs. Today every
-// destination is local (loopback); a fabric extends gid_is_local()'s callers
-// here, nowhere else.
+// this device or, in a fabric, of another VM's (rdma_fabric.h: PeerDevice),
+// then a QP of that device, or a multicast group of this device's QPs.
 #pragma once
 
 #include "device_state.h"
@@ -17,9 +16,6 @@ bool gid_is_local(const DeviceState& d, const uint8_t (&gid)[16]);
 
 // The UD QP `qpn` that can receive (RTR, RTS, SQD), or nullptr.
 Qp* ud_receiver(DeviceState& d, uint32_t qpn);
-
-// The UD QP `qpn` behind a unicast `dgid` that can receive, or nullptr.
-Qp* find_ud_destination(DeviceState& d, const uint8_t (&dgid)[16], uint32_t qpn);
 
 // The QPNs of the QPs a datagram to multicast `dgid` and `qpn` goes to (14.6):
 // those attached to the group, when `qpn` is the multicast QPN.

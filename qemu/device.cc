@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "events.h"
 #include "log.h"
+#include "rdma_fabric.h"
 #include "requester.h"
 #include "shared_word.h"
 
@@ -29,7 +30,35 @@ Device::Device(const GuestMemory& mem, uint8_t* bar2, const DeviceParams& p, Irq
     d_.last_heartbeat = d_.now();
 }
 
+Device::~Device() {
+    if (d_.fabric)
+        d_.fabric->leave(d_.fabric_port);
+}
+
+void Device::join_fabric(RdmaFabric* fabric, uint32_t port) {
+    d_.fabric = fabric;
+    d_.fabric_port = port;
+    fabric->join(port, this);
+}
+
+std::unique_lock<std::mutex> Device::hold() const {
+    if (!d_.fabric)
+        return {};
+    return std::unique_lock<std::mutex>(d_.fabric->lock(d_.fabric_port));
+}
+
+void Device::publish_gids() {
+    if (d_.fabric)
+        d_.fabric->publish_gids(d_.fabric_port, d_.obj->gids);
+}
+
+void Device::signal_completions() {
+    finish_cq_batches(d_);
+    deliver_irqs();
+}
+
 bool Device::poll_once() {
+    PassLocks locks(d_);
     d_.keep_alive();
     bool progress = check_control();
     if (d_.driver_ok && !d_.fatal) {
@@ -59,6 +88,7 @@ bool Device::check_control() {
 void Device::reset(uint32_t req) {
     LOG_INFO("device reset (reset_req %u)", req);
     d_.obj = std::make_unique<Objects>(d_.params);
+    publish_gids();
     d_.driver_ok = false;
     d_.rings = RingConfig{};
     d_.cmdq_ci = 0;
@@ -141,6 +171,7 @@ void Device::latch_rings() {
 }
 
 void Device::set_need_wakeup(bool on) {
+    auto own = hold();
     // A requester in an RNR wait must hear of new receives: RQ posts kick too.
     uint32_t bits = 0;
     if (on) {
@@ -155,12 +186,14 @@ void Device::set_need_wakeup(bool on) {
 }
 
 uint64_t Device::next_deadline() const {
+    auto own = hold();
     uint64_t t = d_.last_heartbeat + DeviceState::kHeartbeatPeriodNs;
     uint64_t rnr = engine_next_deadline(d_);
     return rnr < t ? rnr : t;
 }
 
 bool Device::deliver_frame(const uint8_t* frame, uint32_t len) {
+    auto own = hold();
     bool ok = eth_deliver_rx(d_, frame, len);
     deliver_irqs();
     return ok;

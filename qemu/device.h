@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 
 namespace vrnic {
 
@@ -21,6 +22,13 @@ class Device {
     // identity, capabilities and READY (section 5.1).
     Device(const GuestMemory& mem, uint8_t* bar2, const DeviceParams& p, IrqFn irq,
            Clock clock = monotonic_ns);
+    ~Device();
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    // Makes the device port `port` of `fabric`: other VMs reach it by its
+    // GIDs until it is destroyed. Every call below then takes its lock.
+    void join_fabric(RdmaFabric* fabric, uint32_t port);
 
     // One pass: reset/bring-up control, the command queue, every active QP,
     // Ethernet TX, CQ arm processing, then the interrupts of the pass. True
@@ -45,9 +53,16 @@ class Device {
 
     DeviceState& state() { return d_; }
 
+    // After another VM's thread moved a message here (under the lock):
+    // what it completed is published and signalled.
+    void signal_completions();
+
   private:
+    // The device's own lock in a fabric (none outside one).
+    std::unique_lock<std::mutex> hold() const;
     bool check_control();
     void reset(uint32_t req);
+    void publish_gids();
     void latch_rings();
     void deliver_irqs();
 

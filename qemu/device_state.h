@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // Everything one device (one attached VM) knows, shared by its units: the
 // command processor, the QP engine, the event path and the Ethernet rings.
-// Only the device's own thread touches it.
+// The device's own thread touches it, and in a fabric another VM's thread
+// moving a message to it, each under the device's lock (rdma_fabric.h).
 #pragma once
 
 #include "bar2.h"
@@ -23,6 +24,8 @@
 #include <vector>
 
 namespace vrnic {
+
+class RdmaFabric;
 
 // Monotonic nanoseconds; injectable so tests control RNR timers.
 using Clock = std::function<uint64_t()>;
@@ -102,6 +105,11 @@ struct DeviceState {
     bool eth_loopback = false; // SET_ETH: TX frames go to our own RX
 
     std::unique_ptr<Objects> obj;
+    // The fabric this device is a port of (rdma_fabric.h), or none.
+    RdmaFabric* fabric = nullptr;
+    uint32_t fabric_port = 0;
+    int want_peer = -1;       // a lower port a message found locked: the next pass takes it first
+    int held_peer = -1;       // the lower port this pass holds
     uint64_t irq_pending = 0; // vectors to raise at the end of this pass
     PassBudget pass;
 

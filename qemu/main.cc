@@ -7,6 +7,7 @@
 #include "guest_memory.h"
 #include "log.h"
 #include "port.h"
+#include "rdma_fabric.h"
 
 #include <algorithm>
 #include <atomic>
@@ -47,13 +48,14 @@ int main(int argc, char** argv) {
     signal(SIGPIPE, SIG_IGN);
 
     // The fabric: one port per VM, each with its own guest RAM, MAC, device
-    // and thread; the switch is all they share.
+    // and thread; they share the switch and reach each other's QPs.
     DeviceParams base;
     if (opt.bar2_size)
         base.bar2_size = opt.bar2_size;
     if (opt.mtu)
         base.eth_max_mtu = opt.mtu;
     EthSwitch fabric(base.eth_max_mtu);
+    RdmaFabric rdma(static_cast<uint32_t>(opt.vms.size()));
     std::vector<std::unique_ptr<GuestMemory>> mems;
     std::vector<std::unique_ptr<Port>> ports;
     for (size_t i = 0; i < opt.vms.size(); i++) {
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
         std::copy(std::begin(cfg.params.mac), std::end(cfg.params.mac), mac.begin());
         cfg.fabric = &fabric;
         cfg.fabric_port = fabric.add_port(mac);
+        cfg.rdma = &rdma;
         auto port = Port::create(cfg, &err);
         if (!port) {
             LOG_ERR("%s", err.c_str());

@@ -144,6 +144,7 @@ struct Qp {
     uint32_t rnr_retries = 0;   // timer-driven retries so far
     uint64_t rnr_deadline = 0;  // ns, next timer retry
     uint32_t rnr_resp_qpn = 0;  // the responder waited on
+    int rnr_resp_port = -1;     // its fabric port (-1: this device)
     uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
     // Lost request: the head SQ WQE found its responder not ready yet
     // (RESET, INIT); it is sent again after the ack timeout, retry_cnt times.

@@ -199,6 +199,9 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     LOG_INFO("VM connected on %s (peer %lld, %u vectors, BAR2 %llu KiB)", cfg_.socket_path.c_str(),
              (long long)cfg_.client_id, cfg_.params.num_vectors,
              (unsigned long long)(cfg_.params.bar2_size >> 10));
+    // Other VMs reach this one's QPs from now on, until `dev` is freed.
+    if (cfg_.rdma)
+        dev.join_fabric(cfg_.rdma, cfg_.fabric_port);
     // The fabric delivers to this VM from now on, until it leaves.
     FrameInbox* inbox = cfg_.fabric ? &cfg_.fabric->inbox(cfg_.fabric_port) : nullptr;
     struct Detach {

@@ -2,8 +2,9 @@
 // One ivshmem socket: it serves one attached VM at a time with a fresh
 // Device, on its own thread (the device's poll loop). When QEMU goes away the
 // VM's device state is freed and the port waits for the next connection.
-// Several ports (one per VM, each with its own guest RAM) run side by side;
-// all they share is the fabric's switch (eth_switch.h).
+// Several ports (one per VM, each with its own guest RAM) run side by side,
+// joined by the fabric's switch (eth_switch.h) and its RDMA
+// (rdma_fabric.h).
 #pragma once
 
 #include "device_params.h"
@@ -21,6 +22,7 @@ namespace vrnic {
 
 class Device;
 class EthSwitch;
+class RdmaFabric;
 
 struct PortConfig {
     std::string socket_path;
@@ -31,6 +33,9 @@ struct PortConfig {
     // (its MAC is params.mac); none: transmitted frames are discarded.
     EthSwitch* fabric = nullptr;
     uint32_t fabric_port = 0;
+    // The fabric its RDMA function joins, as the same port; none: RDMA
+    // stays within the VM.
+    RdmaFabric* rdma = nullptr;
     // Busy-poll this long without work before sleeping (section 8). Short:
     // the model shares the host's cores with the guest's vCPU threads, and
     // a model that spins long gets preempted and then waits a whole

@@ -12,6 +12,7 @@
 #include "mr.h"
 #include "psn.h"
 #include "qp_control.h"
+#include "rdma_fabric.h"
 #include "recv_source.h"
 #include "requester_steps.h"
 #include "rnr_backoff.h"
@@ -94,6 +95,7 @@ bool send_union_clear(QpType t, const vrnic_send_wqe_hdr& h) {
 } // namespace
 
 uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint32_t* vendor) {
+    msg->mem = &d.mem;
     const vrnic_send_wqe_hdr& h = w.h;
     if (!qp_type_allows_opcode(qp.type, h.opcode))
         return *vendor = kVeBadOpcode, VRNIC_WC_LOC_QP_OP_ERR;
@@ -147,26 +149,29 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
 
 namespace {
 
-// The responder for this requester (14.1 "Destination"), or nullptr: an RC
-// QP talks to an RC QP, a UC QP to a UC QP.
-Qp* find_responder(DeviceState& d, Qp& qp) {
-    if (!gid_is_local(d, qp.attr.av.dgid))
-        return nullptr;
-    Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
+// The responder for this requester in its device `rd` (14.1
+// "Destination"), or nullptr: an RC QP talks to an RC QP, a UC QP to a UC
+// QP, and a QP of another VM must have its path back to this device.
+Qp* find_responder(DeviceState& d, const PeerDevice& peer, Qp& qp) {
+    DeviceState& rd = peer.state();
+    Qp* r = rd.obj->qps.find(qp.attr.dest_qpn);
     if (!r || r->type != responder_type(qp.type) || r->attr.dest_qpn != qp.qpn)
+        return nullptr;
+    if (peer.remote() && !gid_is_local(d, r->attr.av.dgid))
         return nullptr;
     if (r->state != VRNIC_QPS_RTR && r->state != VRNIC_QPS_RTS && r->state != VRNIC_QPS_SQD)
         return nullptr;
     return r;
 }
 
-// A QP of the responder's type at dest_qpn that is not connected yet (RESET,
-// INIT): as an IB responder, it drops the request unanswered, so the
-// requester retries it after its ack timeout (14.1).
-bool responder_not_ready(DeviceState& d, const Qp& qp) {
-    if (!gid_is_local(d, qp.attr.av.dgid))
-        return false;
-    const Qp* r = d.obj->qps.find(qp.attr.dest_qpn);
+// No responder answers: as on a wire, the requester retries after its ack
+// timeout (14.1), unless the destination is this device and it knows at
+// once that no QP there takes the message. One that is not connected yet
+// (RESET, INIT) drops the request unanswered.
+bool request_unanswered(const PeerDevice& peer, const Qp& qp) {
+    if (peer.status() != PeerDevice::Status::ok || peer.remote())
+        return true;
+    const Qp* r = peer.state().obj->qps.find(qp.attr.dest_qpn);
     return r && r->type == responder_type(qp.type) &&
            (r->state == VRNIC_QPS_RESET || r->state == VRNIC_QPS_INIT);
 }
@@ -206,20 +211,22 @@ Outcome uc_delivered(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr&
         return Outcome::partial;
     if (r.rnr || r.dropped)
         count_in_reg(&d.regs()->uc_drops);
-    else
-        d.note_delivery(resp);
     psn_advance(qp, resp, msg.len);
     complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
     return Outcome::consumed;
 }
 
-// One slice of the message to `resp`, with the RNR retry bookkeeping.
-Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
-                Slice& sl, bool rnr_counted) {
-    Delivery r = respond(d, qp, resp, h, msg, sl);
+// One slice of the message to `resp` on `peer`, with the RNR retry
+// bookkeeping.
+Outcome deliver(DeviceState& d, const PeerDevice& peer, Qp& qp, Qp& resp,
+                const vrnic_send_wqe_hdr& h, LocalMsg& msg, Slice& sl, bool rnr_counted) {
+    Delivery r = respond(peer.state(), qp, resp, h, msg, sl);
+    if (!peer.remote() && !r.rnr && !r.partial)
+        d.note_delivery(resp);
     if (qp.type == QpType::uc)
         return uc_delivered(d, qp, resp, h, msg, r);
     if (r.rnr) {
+        qp.rnr_resp_port = peer.port();
         const uint8_t limit = qp.attr.rnr_retry;
         if (!qp.rnr_waiting) {
             qp.rnr_waiting = true;
@@ -238,7 +245,6 @@ Outcome deliver(DeviceState& d, Qp& qp, Qp& resp, const vrnic_send_wqe_hdr& h, L
     }
     if (r.partial)
         return Outcome::partial;
-    d.note_delivery(resp);
     if (r.status == VRNIC_WC_SUCCESS)
         psn_advance(qp, resp, msg.len);
     qp.rnr_waiting = false;
@@ -266,10 +272,18 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     Outcome out = Outcome::consumed;
     if (uint8_t st = check_local(d, qp, w, &msg, &vendor)) {
         complete_send(d, qp, h, st, 0, vendor);
-    } else if (Qp* resp = find_responder(d, qp); !resp && qp.type == QpType::uc) {
+        qp.inflight.reset();
+        qp.retry_waiting = false;
+        return out;
+    }
+    PeerDevice peer = PeerDevice::find(d, qp.attr.av.dgid);
+    if (peer.status() == PeerDevice::Status::busy)
+        return Outcome::busy;
+    Qp* resp = peer.status() == PeerDevice::Status::ok ? find_responder(d, peer, qp) : nullptr;
+    if (!resp && qp.type == QpType::uc) {
         count_in_reg(&d.regs()->uc_drops);
         complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
-    } else if (!resp && responder_not_ready(d, qp)) {
+    } else if (!resp && request_unanswered(peer, qp)) {
         return request_lost(d, qp, h);
     } else if (!resp) {
         complete_send(d, qp, h, VRNIC_WC_RETRY_EXC_ERR, 0, kVeNoResponder);
@@ -287,7 +301,7 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         sl.max = d.pass.grant(msg.len - sl.offset);
         sl.recv = f ? &f->recv : &recv;
         sl.recv_held = f && f->recv_held;
-        out = deliver(d, qp, *resp, h, msg, sl, rnr_counted);
+        out = deliver(d, peer, qp, *resp, h, msg, sl, rnr_counted);
         d.pass.charge(sl.moved);
         if (out == Outcome::partial) {
             if (!f) {
@@ -316,7 +330,10 @@ bool process_sq(DeviceState& d, Qp& qp, Executor execute) {
             break;
         bool counted = false;
         if (qp.rnr_waiting) {
-            Qp* r = d.obj->qps.find(qp.rnr_resp_qpn);
+            // Another VM's responder is looked at only if its lock is free.
+            const PeerDevice p = PeerDevice::at(d, qp.rnr_resp_port);
+            Qp* r = p.status() == PeerDevice::Status::ok ? p.state().obj->qps.find(qp.rnr_resp_qpn)
+                                                         : nullptr;
             const bool moved = r && RecvSource(*r).posted_since(qp.rnr_recv_mark);
             if (!moved && d.now() < qp.rnr_deadline)
                 break;
@@ -338,6 +355,8 @@ bool process_sq(DeviceState& d, Qp& qp, Executor execute) {
         const Outcome o = execute(d, qp, counted);
         if (o == Outcome::rnr_wait)
             break;
+        if (o == Outcome::busy)
+            return true; // not idle: the next pass takes that device's lock first
         if (o == Outcome::partial)
             return true;
         qp.sq.ci++;

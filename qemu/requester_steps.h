@@ -11,7 +11,9 @@
 
 namespace vrnic {
 
-enum class Outcome { consumed, rnr_wait, partial };
+// busy: the destination is another VM's device whose lock a lower-ordered
+// thread holds; the WQE is tried again in the next pass.
+enum class Outcome { consumed, rnr_wait, partial, busy };
 
 // Completes the SQ WQE at the head; an error also moves the QP to ERR.
 void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t status,

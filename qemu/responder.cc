@@ -132,7 +132,7 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
         return recv_error(d, req, resp, w, VRNIC_WC_LOC_LEN_ERR, VRNIC_WC_REM_INV_REQ_ERR,
                           kVeRecvTooShort);
     SgCursor dc(d.mem, dst, n);
-    SgCursor sc = msg.cursor(d.mem);
+    SgCursor sc = msg.cursor();
     move_slice(dc, sc, msg.len, s);
     if (unfinished(msg, s)) {
         s.recv_held = true;
@@ -161,7 +161,7 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
             return remote_access_error(d, resp, ve);
         SgEntry dst{mr, h.rdma.remote_addr, msg.len};
         SgCursor dc(d.mem, &dst, 1);
-        SgCursor sc = msg.cursor(d.mem);
+        SgCursor sc = msg.cursor();
         move_slice(dc, sc, msg.len, s);
         if (unfinished(msg, s)) {
             s.recv_held = imm;
@@ -191,7 +191,7 @@ Delivery respond_read(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, Loc
             return remote_access_error(d, resp, ve);
         SgEntry src{mr, h.rdma.remote_addr, msg.len};
         SgCursor sc(d.mem, &src, 1);
-        SgCursor dc = msg.cursor(d.mem);
+        SgCursor dc = msg.cursor();
         move_slice(dc, sc, msg.len, s);
         out.partial = unfinished(msg, s);
     }
@@ -224,7 +224,7 @@ Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, L
         orig = __atomic_fetch_add(target, a.compare_add, __ATOMIC_SEQ_CST);
     }
     SgCursor sc(reinterpret_cast<uint8_t*>(&orig), 8);
-    SgCursor dc = msg.cursor(d.mem);
+    SgCursor dc = msg.cursor();
     s.moved = sg_copy(dc, sc, 8);
     return {};
 }

@@ -12,17 +12,17 @@
 namespace vrnic {
 
 // The requester's side of one message after the local checks: the data
-// source (SEND/WRITE) or destination (READ/atomic result).
+// source (SEND/WRITE) or destination (READ/atomic result), in the
+// requester's guest memory (another VM's than the responder's in a fabric).
 struct LocalMsg {
+    const GuestMemory* mem = nullptr;
     bool is_inline = false;
     uint8_t* inline_data = nullptr;
     uint64_t len = 0;
     SgEntry sge[kMaxWqeSge];
     unsigned nsge = 0;
 
-    SgCursor cursor(const GuestMemory& mem) {
-        return is_inline ? SgCursor(inline_data, len) : SgCursor(mem, sge, nsge);
-    }
+    SgCursor cursor() { return is_inline ? SgCursor(inline_data, len) : SgCursor(*mem, sge, nsge); }
 };
 
 // What the responder answered.
@@ -44,9 +44,9 @@ struct Slice {
 };
 
 // Runs the responder side of one slice of a message from `req` to `resp`
-// (both RC or both UC, the destination checks already done): rkey/receive checks, data
-// movement and, on the last slice, the responder's completion and state
-// changes.
+// of device `d` (both RC or both UC, the destination checks already done):
+// rkey/receive checks against d's state, data movement and, on the last
+// slice, the responder's completion and state changes.
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s);
 

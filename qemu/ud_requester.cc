@@ -93,8 +93,11 @@ Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
     const uint64_t cost = msg.len * ud_copies(d, *av, h.ud.remote_qpn);
     if (!d.pass.fits(cost))
         return Outcome::partial;
+    const PeerDevice to = PeerDevice::find(d, av->dgid);
+    if (to.status() == PeerDevice::Status::busy)
+        return Outcome::busy;
     const uint32_t qkey = (h.ud.remote_qkey & VRNIC_QKEY_USE_QP) ? qp.attr.qkey : h.ud.remote_qkey;
-    ud_deliver(d, qp, *av, h.ud.remote_qpn, qkey, h, msg);
+    ud_deliver(d, to, qp, *av, h.ud.remote_qpn, qkey, h, msg);
     d.pass.charge(cost);
     complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
     return Outcome::consumed;

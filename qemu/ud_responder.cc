@@ -16,9 +16,10 @@ namespace vrnic {
 
 namespace {
 
-void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sender,
-                      const vrnic_av& av, const vrnic_send_wqe_hdr& h, uint32_t len,
-                      uint8_t net_type) {
+// `sd`: the sender's device, which the datagram's source MAC and GID name.
+void complete_ud_recv(DeviceState& rd, const DeviceState& sd, Qp& dst, const RecvWqe& w,
+                      const Qp& sender, const vrnic_av& av, const vrnic_send_wqe_hdr& h,
+                      uint32_t len, uint8_t net_type) {
     vrnic_cqe c{};
     c.wr_id = w.wr_id;
     c.qpn = dst.qpn;
@@ -34,48 +35,51 @@ void complete_ud_recv(DeviceState& d, Qp& dst, const RecvWqe& w, const Qp& sende
     }
     c.sl = av.sl;
     c.network_hdr_type = net_type;
-    memcpy(c.smac, d.params.mac, sizeof(c.smac)); // the sender's port: this one
-    write_cqe_or_fail_qp(d, dst, *dst.recv_cq, c, h.flags & VRNIC_WQE_F_SOLICITED);
+    memcpy(c.smac, sd.params.mac, sizeof(c.smac));
+    write_cqe_or_fail_qp(rd, dst, *dst.recv_cq, c, h.flags & VRNIC_WQE_F_SOLICITED);
 }
 
-// Delivers to one receiver; each receiver of a group takes or drops the
-// datagram on its own.
-void deliver_to(DeviceState& d, Qp* dst, const Qp& sender, const vrnic_av& av, uint32_t qkey,
-                const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
-    vrnic_regs* r = d.regs();
+// Delivers from device `sd` to one receiver `dst` of device `rd`; each
+// receiver of a group takes or drops the datagram on its own. What the
+// receiver drops it counts; a datagram that found no receiver the sender
+// counts.
+void deliver_to(DeviceState& sd, DeviceState& rd, Qp* dst, const Qp& sender, const vrnic_av& av,
+                uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
     if (!dst)
-        return count_in_reg(&r->ud_no_dest_drops);
+        return count_in_reg(&sd.regs()->ud_no_dest_drops);
+    vrnic_regs* r = rd.regs();
     if (dst->attr.qkey != qkey)
         return count_in_reg(&r->ud_qkey_drops);
     RecvSource src(*dst);
     RecvWqe w;
-    switch (src.fetch(d, &w)) {
+    switch (src.fetch(rd, &w)) {
     case RecvSource::Fetch::ok:
         break;
     case RecvSource::Fetch::rnr:
     case RecvSource::Fetch::lost:
         return count_in_reg(&r->ud_no_recv_drops);
     case RecvSource::Fetch::malformed:
-        return fail_recv(d, *dst, w, VRNIC_WC_LOC_QP_OP_ERR, sender.qpn, kVeBadRecvWqe);
+        return fail_recv(rd, *dst, w, VRNIC_WC_LOC_QP_OP_ERR, sender.qpn, kVeBadRecvWqe);
     }
     SgEntry sg[kMaxWqeSge];
     unsigned n = 0;
     uint64_t room = 0;
-    if (!resolve_recv_sges(d, *dst, w, sg, &n, &room))
-        return fail_recv(d, *dst, w, VRNIC_WC_LOC_PROT_ERR, sender.qpn, kVeBadRecvSge);
+    if (!resolve_recv_sges(rd, *dst, w, sg, &n, &room))
+        return fail_recv(rd, *dst, w, VRNIC_WC_LOC_PROT_ERR, sender.qpn, kVeBadRecvSge);
     if (room < VRNIC_GRH_SIZE + msg.len)
-        return fail_recv(d, *dst, w, VRNIC_WC_LOC_LEN_ERR, sender.qpn, kVeRecvTooShort);
+        return fail_recv(rd, *dst, w, VRNIC_WC_LOC_LEN_ERR, sender.qpn, kVeRecvTooShort);
     const uint32_t len = static_cast<uint32_t>(msg.len); // at most the MTU
     uint8_t grh[VRNIC_GRH_SIZE];
-    const uint8_t net_type = build_grh(grh, d.obj->gids[av.sgid_index].gid, av, len);
-    SgCursor dc(d.mem, sg, n);
+    const uint8_t net_type = build_grh(grh, sd.obj->gids[av.sgid_index].gid, av, len);
+    SgCursor dc(rd.mem, sg, n);
     SgCursor gc(grh, sizeof(grh));
     sg_copy(dc, gc, sizeof(grh));
-    SgCursor sc = msg.cursor(d.mem);
+    SgCursor sc = msg.cursor();
     sg_copy(dc, sc, len);
     src.consume();
-    d.note_delivery(*dst);
-    complete_ud_recv(d, *dst, w, sender, av, h, len, net_type);
+    if (&rd == &sd)
+        sd.note_delivery(*dst);
+    complete_ud_recv(rd, sd, *dst, w, sender, av, h, len, net_type);
 }
 
 } // namespace
@@ -86,15 +90,19 @@ uint64_t ud_copies(const DeviceState& d, const vrnic_av& av, uint32_t dest_qpn) 
     return std::max<uint64_t>(find_mcast_destinations(d, av.dgid, dest_qpn).size(), 1);
 }
 
-void ud_deliver(DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn,
-                uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
-    if (!gid_is_mcast(av.dgid))
-        return deliver_to(d, find_ud_destination(d, av.dgid, dest_qpn), sender, av, qkey, h, msg);
+void ud_deliver(DeviceState& d, const PeerDevice& to, const Qp& sender, const vrnic_av& av,
+                uint32_t dest_qpn, uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    if (!gid_is_mcast(av.dgid)) {
+        const bool found = to.status() == PeerDevice::Status::ok && dest_qpn != kMcastQpn;
+        DeviceState& rd = found ? to.state() : d;
+        return deliver_to(d, rd, found ? ud_receiver(rd, dest_qpn) : nullptr, sender, av, qkey, h,
+                          msg);
+    }
     const std::vector<uint32_t> qpns = find_mcast_destinations(d, av.dgid, dest_qpn);
     if (qpns.empty())
         return count_in_reg(&d.regs()->ud_no_dest_drops);
     for (uint32_t qpn : qpns)
-        deliver_to(d, ud_receiver(d, qpn), sender, av, qkey, h, msg);
+        deliver_to(d, d, ud_receiver(d, qpn), sender, av, qkey, h, msg);
 }
 
 } // namespace vrnic

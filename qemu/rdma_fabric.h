@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// RDMA between the VMs of one fabric: which VM owns a GID, and the lock of
+// each VM's device. A requester's thread executes a message to another VM
+// itself, against that VM's own state under that VM's lock, copying once
+// between the two guests' memories; qemu/README.md "RDMA between VMs" says
+// why this is safe and deadlock-free.
+#pragma once
+
+#include "device_state.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace vrnic {
+
+class Device;
+
+class RdmaFabric {
+  public:
+    explicit RdmaFabric(uint32_t ports);
+    uint32_t ports() const { return static_cast<uint32_t>(slots_.size()); }
+
+    // A VM's device joins when its VM connects and leaves before it is
+    // freed; leave() waits for a message another thread is moving to it.
+    void join(uint32_t port, Device* dev);
+    void leave(uint32_t port);
+
+    // The device's GID table changed (SET_GID, reset): what port_of() finds.
+    void publish_gids(uint32_t port, const std::vector<GidEntry>& gids);
+    // The port other than `self` whose device has `gid`, or -1.
+    int port_of(const uint8_t (&gid)[16], uint32_t self) const;
+
+    // The port's lock: held by its own thread while it touches its device,
+    // and by another port's thread while that moves a message to it.
+    std::mutex& lock(uint32_t port) { return slots_[port]->mu; }
+    // Under lock(port): the device, or nullptr while no VM is attached.
+    Device* device(uint32_t port) const { return slots_[port]->dev; }
+
+    // Another thread waits for lock(port): its owner lets it in first.
+    void note_waiter(uint32_t port, int delta) { slots_[port]->waiters += delta; }
+    bool has_waiters(uint32_t port) const { return slots_[port]->waiters.load() > 0; }
+
+  private:
+    struct Slot {
+        std::mutex mu;
+        Device* dev = nullptr;
+        std::atomic<int> waiters{0};
+    };
+    std::vector<std::unique_ptr<Slot>> slots_; // fixed once threads run
+    mutable std::mutex dir_mu_;                // a leaf lock: nothing is taken under it
+    std::vector<std::vector<std::array<uint8_t, 16>>> gids_; // per port, under dir_mu_
+};
+
+// The locks one pass of a device's thread holds (DeviceState::want_peer):
+// a lower port a message of the last pass found busy first, then its own.
+class PassLocks {
+  public:
+    explicit PassLocks(DeviceState& d);
+    ~PassLocks();
+    PassLocks(const PassLocks&) = delete;
+    PassLocks& operator=(const PassLocks&) = delete;
+
+  private:
+    DeviceState& d_;
+    std::unique_lock<std::mutex> lower_, own_;
+};
+
+// The device a message goes to, held for the message: the sender's own, or
+// another VM's under its lock (raising its interrupts when released).
+class PeerDevice {
+  public:
+    enum class Status { none, busy, ok };
+
+    // The device whose GID table has `gid`: busy when it is a lower port
+    // whose lock another thread holds (the next pass takes it first).
+    static PeerDevice find(DeviceState& d, const uint8_t (&gid)[16]);
+    // The device of port `port` (-1: d's own), for a look that may fail:
+    // never waits.
+    static PeerDevice at(DeviceState& d, int port);
+
+    PeerDevice(PeerDevice&& o) noexcept;
+    PeerDevice& operator=(PeerDevice&&) = delete;
+    ~PeerDevice();
+
+    Status status() const { return status_; }
+    // The responder's device state; valid when status() is ok.
+    DeviceState& state() const { return *state_; }
+    bool remote() const { return dev_ != nullptr; }
+    // Port of the device (-1: the sender's own).
+    int port() const { return port_; }
+
+  private:
+    PeerDevice() = default;
+    static PeerDevice acquire(DeviceState& d, uint32_t port, bool may_wait);
+
+    Status status_ = Status::none;
+    DeviceState* state_ = nullptr;
+    Device* dev_ = nullptr;
+    int port_ = -1;
+    std::unique_lock<std::mutex> lock_;
+};
+
+} // namespace vrnic

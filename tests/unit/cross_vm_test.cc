@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// RDMA between two VMs of one fabric (rdma_fabric.h): two devices, each
+// with its own guest RAM and driver, ports 0 and 1. A message from a QP of
+// one reaches a QP of the other by the other's GID, is checked against the
+// responder's own state, and moves between the two memories; a VM that
+// leaves is a destination that no longer answers.
+#include "completion.h"
+#include "fake_driver.h"
+#include "rdma_fabric.h"
+#include "shared_word.h"
+
+#include <cstring>
+#include <memory>
+
+namespace vrnic::test {
+namespace {
+
+// The second VM's port GID (the first's is kGid).
+constexpr uint8_t kGid2[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
+                               0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x02};
+
+constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
+                         VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
+
+// One VM: its driver, a PD, a CQ and one QP.
+struct Vm {
+    explicit Vm(RdmaFabric& f, uint32_t port, const uint8_t* gid) {
+        drv.dev().join_fabric(&f, port);
+        drv.bring_up();
+        EXPECT_EQ(0u, drv.set_gid(0, gid));
+        pd = drv.create_pd(0);
+        cq = drv.create_cq(0, 8);
+    }
+    QpInfo qp(uint8_t type = VRNIC_QPT_RC) {
+        QpOpts o;
+        o.qp_type = type;
+        return drv.create_qp(0, pd, cq, cq, o);
+    }
+    MrInfo buffer(uint64_t len, uint32_t access, uint8_t seed = 0, uint64_t* gpa = nullptr,
+                  uint32_t in_pd = 0) {
+        const uint64_t g = drv.alloc(len);
+        if (seed)
+            drv.fill(g, len, seed);
+        if (gpa)
+            *gpa = g;
+        return drv.reg_mr(in_pd ? in_pd : pd, g, len, access);
+    }
+    FakeDriver drv;
+    uint32_t pd = 0;
+    CqInfo cq;
+};
+
+vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
+    return vrnic_sge{m.iova + off, len, m.lkey};
+}
+
+class CrossVm : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        a = std::make_unique<Vm>(fabric, 0, kGid);
+        b = std::make_unique<Vm>(fabric, 1, kGid2);
+        qa = a->qp();
+        qb = b->qp();
+        connect(VRNIC_QPT_RC);
+    }
+    void connect(uint8_t type) {
+        a->drv.activate(qa, Path{.qp_type = type, .dest_qpn = qb.qpn, .dgid = kGid2});
+        b->drv.activate(qb, Path{.qp_type = type, .dest_qpn = qa.qpn, .dgid = kGid});
+    }
+    // Runs a's device (which executes a's messages into b) and returns a's
+    // completions.
+    std::vector<vrnic_cqe> run_a() {
+        a->drv.run();
+        return a->drv.poll_cq(a->cq);
+    }
+    SendWr rdma(uint8_t op, const MrInfo& local, uint32_t len, const MrInfo& remote,
+                uint64_t off = 0) {
+        SendWr w;
+        w.opcode = op;
+        w.sge = {sge(local, 0, len)};
+        w.remote_addr = remote.iova + off;
+        w.rkey = remote.rkey;
+        return w;
+    }
+
+    RdmaFabric fabric{2};
+    std::unique_ptr<Vm> a, b;
+    QpInfo qa, qb;
+};
+
+TEST_F(CrossVm, WriteLandsInTheOtherVmsMemory) {
+    MrInfo src = a->buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x31);
+    uint64_t dst_gpa;
+    MrInfo dst = b->buffer(8192, kRw, 0, &dst_gpa);
+    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 8192, dst));
+    auto c = run_a();
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+    EXPECT_TRUE(b->drv.check_pattern(dst_gpa, 8192, 0x31));
+}
+
+TEST_F(CrossVm, SendCompletesAtTheOtherVmsReceive) {
+    MrInfo src = a->buffer(3000, VRNIC_ACCESS_LOCAL_WRITE, 0x42);
+    uint64_t dst_gpa;
+    MrInfo dst = b->buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &dst_gpa);
+    b->drv.post_recv(qb, 0xb1, {sge(dst, 0, 4096)});
+    SendWr s;
+    s.opcode = VRNIC_WR_SEND_WITH_IMM;
+    s.imm_be = 0x11223344;
+    s.sge = {sge(src, 0, 3000)};
+    a->drv.post_send(qa, s);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    auto r = b->drv.poll_cq(b->cq); // written by a's thread, b never ran
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(0xb1u, r[0].wr_id);
+    EXPECT_EQ(VRNIC_WC_SUCCESS, r[0].status);
+    EXPECT_EQ(3000u, r[0].byte_len);
+    EXPECT_EQ(qa.qpn, r[0].src_qp);
+    EXPECT_EQ(0x11223344u, r[0].imm_data);
+    EXPECT_TRUE(b->drv.check_pattern(dst_gpa, 3000, 0x42));
+}
+
+TEST_F(CrossVm, ReadAndAtomicsComeBackFromTheOtherVm) {
+    uint64_t rgpa;
+    MrInfo remote = b->buffer(4096, kRw, 0x55, &rgpa);
+    uint64_t lgpa;
+    MrInfo local = a->buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &lgpa);
+    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_READ, local, 2048, remote));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    EXPECT_TRUE(a->drv.check_pattern(lgpa, 2048, 0x55));
+
+    uint64_t v = 40;
+    memcpy(b->drv.host(rgpa + 8, 8), &v, 8);
+    SendWr fa = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, 8);
+    fa.compare_add = 2;
+    a->drv.post_send(qa, fa);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    SendWr cs = rdma(VRNIC_WR_ATOMIC_CMP_AND_SWP, local, 8, remote, 8);
+    cs.sge = {sge(local, 8, 8)};
+    cs.compare_add = 42;
+    cs.swap = 7;
+    a->drv.post_send(qa, cs);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    uint64_t got[2], now;
+    memcpy(got, a->drv.host(lgpa, 16), 16);
+    memcpy(&now, b->drv.host(rgpa + 8, 8), 8);
+    EXPECT_EQ(40u, got[0]);
+    EXPECT_EQ(42u, got[1]);
+    EXPECT_EQ(7u, now);
+}
+
+// Every responder check is made against the responder VM's own state: an
+// rkey of the requester's VM, or of the other PD, or without the right, or
+// out of bounds, fails as on one VM, and the responder's QP goes to ERR.
+TEST_F(CrossVm, ResponderChecksAreTheResponderVms) {
+    MrInfo src = a->buffer(4096, VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE, 0x66);
+    const uint32_t other_pd = b->drv.create_pd(0);
+    struct Case {
+        const char* what;
+        MrInfo dst;
+        uint64_t off;
+        uint32_t vendor;
+    };
+    const Case cases[] = {
+        {"the requester VM's own rkey", src, 0, kVeBadRkey},
+        {"another PD's MR", b->buffer(4096, kRw, 0, nullptr, other_pd), 0, kVeBadRkey},
+        {"no REMOTE_WRITE", b->buffer(4096, VRNIC_ACCESS_REMOTE_READ), 0, kVeRemoteRights},
+        {"past the end", b->buffer(4096, kRw), 4096 - 32, kVeRemoteBounds},
+    };
+    for (const Case& k : cases) {
+        SCOPED_TRACE(k.what);
+        qa = a->qp();
+        qb = b->qp();
+        connect(VRNIC_QPT_RC);
+        a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, k.dst, k.off));
+        auto c = run_a();
+        ASSERT_EQ(1u, c.size());
+        EXPECT_EQ(VRNIC_WC_REM_ACCESS_ERR, c[0].status);
+        EXPECT_EQ(k.vendor, c[0].vendor_err);
+        EXPECT_EQ(VRNIC_QPS_ERR, b->drv.query_qp(qb).qp_state);
+        b->drv.run();
+        b->drv.poll_cq(b->cq);
+    }
+}
+
+// A QP of the other VM whose path leads to a third GID is not this QP's
+// responder, though its QPN and dest_qpn match: the request goes unanswered.
+TEST_F(CrossVm, ResponderMustPointBackAtTheRequestersVm) {
+    constexpr uint8_t kGid3[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8};
+    vrnic_cmd_modify_qp m = modify_to(qb.qpn, VRNIC_QPS_RESET, Path{});
+    ASSERT_EQ(0u, b->drv.cmd(VRNIC_CMD_MODIFY_QP, &m, sizeof(m)));
+    b->drv.activate(qb, Path{.dest_qpn = qa.qpn, .dgid = kGid3});
+    MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
+    uint64_t dst_gpa;
+    MrInfo dst = b->buffer(64, kRw, 0, &dst_gpa);
+    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    EXPECT_TRUE(run_a().empty()); // waiting for an answer
+    for (int i = 0; i < 8; i++) {
+        a->drv.clock() += 1'000'000'000;
+        a->drv.run();
+    }
+    auto c = a->drv.poll_cq(a->cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status);
+    EXPECT_FALSE(b->drv.check_pattern(dst_gpa, 64, 0x11));
+}
+
+// A VM that leaves (its QEMU dies) stops answering: its peers retry for
+// timeout * retry_cnt, then complete in RETRY_EXC_ERR; never at once.
+TEST_F(CrossVm, PeerThatLeftIsRetriedThenRetryExceeded) {
+    MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x22);
+    MrInfo dst = b->buffer(64, kRw);
+    b.reset();
+    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    EXPECT_TRUE(run_a().empty());
+    // Path's timeout 14 is 67 ms per try, retry_cnt 7 retries after the first.
+    unsigned tries = 1;
+    std::vector<vrnic_cqe> c;
+    while (c.empty() && tries < 20) {
+        a->drv.clock() += 70'000'000;
+        a->drv.run();
+        c = a->drv.poll_cq(a->cq);
+        tries++;
+    }
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status);
+    EXPECT_EQ(kVeNoResponder, c[0].vendor_err);
+    EXPECT_EQ(9u, tries); // the first try and 7 retries, completed at the 8th timeout
+}
+
+TEST_F(CrossVm, UdDatagramCarriesTheSendersAddresses) {
+    QpInfo ua = a->qp(VRNIC_QPT_UD), ub = b->qp(VRNIC_QPT_UD);
+    a->drv.activate(ua, Path{.qp_type = VRNIC_QPT_UD, .qkey = 0x77});
+    b->drv.activate(ub, Path{.qp_type = VRNIC_QPT_UD, .qkey = 0x77});
+    vrnic_av av{};
+    memcpy(av.dgid, kGid2, 16);
+    av.hop_limit = 64;
+    av.vlan_id = VRNIC_VLAN_NONE;
+    const uint32_t ah = a->drv.create_ah(a->pd, av);
+    MrInfo src = a->buffer(512, VRNIC_ACCESS_LOCAL_WRITE, 0x3c);
+    uint64_t dst_gpa;
+    MrInfo dst = b->buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &dst_gpa);
+    b->drv.post_recv(ub, 9, {sge(dst, 0, 4096)});
+    a->drv.post_send(ua, ud_send(ah, ub.qpn, 0x77, {sge(src, 0, 512)}));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    auto r = b->drv.poll_cq(b->cq);
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, r[0].status);
+    EXPECT_EQ(ua.qpn, r[0].src_qp);
+    EXPECT_EQ(0, memcmp(r[0].smac, a->drv.dev().state().params.mac, 6));
+    const uint8_t* g = b->drv.host(dst_gpa, VRNIC_GRH_SIZE);
+    EXPECT_EQ(0, memcmp(g + 8, kGid, 16));   // the source: a's GID
+    EXPECT_EQ(0, memcmp(g + 24, kGid2, 16)); // the destination: b's
+    EXPECT_TRUE(b->drv.check_pattern(dst_gpa + VRNIC_GRH_SIZE, 512, 0x3c));
+
+    // To a VM that left: dropped, counted at the sender.
+    b.reset();
+    a->drv.post_send(ua, ud_send(ah, ub.qpn, 0x77, {sge(src, 0, 512)}));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    EXPECT_EQ(1u, load_acquire(&a->drv.regs()->ud_no_dest_drops));
+}
+
+// A message to a lower port whose lock another thread holds is not lost:
+// the WQE stays, and the next pass takes that lock before its own.
+TEST_F(CrossVm, BusyLowerPortIsTakenFirstByTheNextPass) {
+    MrInfo src = b->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x5e);
+    uint64_t dst_gpa;
+    MrInfo dst = a->buffer(64, kRw, 0, &dst_gpa);
+    b->drv.post_send(qb, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    {
+        std::lock_guard<std::mutex> other(fabric.lock(0)); // port 0 is a
+        EXPECT_TRUE(b->drv.dev().poll_once());             // busy: not idle
+        EXPECT_EQ(0, b->drv.dev().state().want_peer);
+    }
+    EXPECT_TRUE(b->drv.poll_cq(b->cq).empty());
+    EXPECT_FALSE(a->drv.check_pattern(dst_gpa, 64, 0x5e));
+    b->drv.run();
+    auto c = b->drv.poll_cq(b->cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+    EXPECT_TRUE(a->drv.check_pattern(dst_gpa, 64, 0x5e));
+}
+
+} // namespace
+} // namespace vrnic::test
