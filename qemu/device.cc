@@ -41,10 +41,10 @@ void Device::join_fabric(RdmaFabric* fabric, uint32_t port) {
     fabric->join(port, this);
 }
 
-std::unique_lock<std::mutex> Device::hold() const {
+std::unique_lock<FifoLock> Device::hold() const {
     if (!d_.fabric)
         return {};
-    return std::unique_lock<std::mutex>(d_.fabric->lock(d_.fabric_port));
+    return std::unique_lock<FifoLock>(d_.fabric->lock(d_.fabric_port));
 }
 
 void Device::publish_gids() {

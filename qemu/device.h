@@ -6,10 +6,10 @@
 
 #include "device_state.h"
 #include "eth_rings.h"
+#include "fifo_lock.h"
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 
 namespace vrnic {
 
@@ -59,7 +59,7 @@ class Device {
 
   private:
     // The device's own lock in a fabric (none outside one).
-    std::unique_lock<std::mutex> hold() const;
+    std::unique_lock<FifoLock> hold() const;
     bool check_control();
     void reset(uint32_t req);
     void publish_gids();

@@ -108,8 +108,11 @@ struct DeviceState {
     // The fabric this device is a port of (rdma_fabric.h), or none.
     RdmaFabric* fabric = nullptr;
     uint32_t fabric_port = 0;
-    int want_peer = -1;       // a lower port a message found locked: the next pass takes it first
-    int held_peer = -1;       // the lower port this pass holds
+    // A lower port a message found locked: passes take it first while they
+    // send to it (held_peer, held_peer_used).
+    int want_peer = -1;
+    int held_peer = -1;
+    bool held_peer_used = false;
     uint64_t irq_pending = 0; // vectors to raise at the end of this pass
     PassBudget pass;
 

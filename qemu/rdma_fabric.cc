@@ -14,13 +14,13 @@ RdmaFabric::RdmaFabric(uint32_t ports) : gids_(ports) {
 }
 
 void RdmaFabric::join(uint32_t port, Device* dev) {
-    std::lock_guard<std::mutex> g(slots_[port]->mu);
+    std::lock_guard<FifoLock> g(slots_[port]->mu);
     slots_[port]->dev = dev;
 }
 
 void RdmaFabric::leave(uint32_t port) {
     publish_gids(port, {});
-    std::lock_guard<std::mutex> g(slots_[port]->mu);
+    std::lock_guard<FifoLock> g(slots_[port]->mu);
     slots_[port]->dev = nullptr;
 }
 
@@ -53,21 +53,22 @@ PassLocks::PassLocks(DeviceState& d) : d_(d) {
     if (!d.fabric)
         return;
     const uint32_t self = d.fabric_port;
-    // Let a thread that waits for this device in: it holds a lower lock and
-    // cannot go on without ours, and a mutex does not queue its waiters.
-    for (unsigned spins = 0; d.fabric->has_waiters(self) && spins < 4096; spins++)
-        __builtin_ia32_pause();
     // Locks are taken in port order while waiting, so no two threads wait
     // for each other: the lower one a message found busy comes first.
     if (d.want_peer >= 0 && uint32_t(d.want_peer) < self) {
-        lower_ = std::unique_lock<std::mutex>(d.fabric->lock(uint32_t(d.want_peer)));
+        lower_ = std::unique_lock<FifoLock>(d.fabric->lock(uint32_t(d.want_peer)));
         d.held_peer = d.want_peer;
+        d.held_peer_used = false;
+    } else {
+        d.want_peer = -1;
     }
-    d.want_peer = -1;
-    own_ = std::unique_lock<std::mutex>(d.fabric->lock(self));
+    own_ = std::unique_lock<FifoLock>(d.fabric->lock(self));
 }
 
 PassLocks::~PassLocks() {
+    // A pass that sent nothing there lets the next one go without it.
+    if (d_.held_peer >= 0 && !d_.held_peer_used)
+        d_.want_peer = -1;
     d_.held_peer = -1;
 }
 
@@ -104,13 +105,12 @@ PeerDevice PeerDevice::acquire(DeviceState& d, uint32_t port, bool may_wait) {
     PeerDevice p;
     RdmaFabric& f = *d.fabric;
     p.port_ = static_cast<int>(port);
-    if (static_cast<int>(port) != d.held_peer) {
-        std::unique_lock<std::mutex> l(f.lock(port), std::try_to_lock);
+    if (static_cast<int>(port) == d.held_peer) {
+        d.held_peer_used = true;
+    } else {
+        std::unique_lock<FifoLock> l(f.lock(port), std::try_to_lock);
         if (!l.owns_lock() && may_wait && port > d.fabric_port) {
-            // Waiting only for a higher port than any held keeps the order.
-            f.note_waiter(port, 1);
-            l.lock();
-            f.note_waiter(port, -1);
+            l.lock(); // waiting only for a higher port than any held keeps the order
         } else if (!l.owns_lock()) {
             if (may_wait)
                 d.want_peer = static_cast<int>(port);
@@ -120,6 +120,7 @@ PeerDevice PeerDevice::acquire(DeviceState& d, uint32_t port, bool may_wait) {
         p.lock_ = std::move(l);
     }
     p.dev_ = f.device(port);
+    p.fabric_ = &f;
     if (!p.dev_)
         return p; // no VM there now
     p.state_ = &p.dev_->state();
@@ -128,7 +129,7 @@ PeerDevice PeerDevice::acquire(DeviceState& d, uint32_t port, bool may_wait) {
 }
 
 PeerDevice::PeerDevice(PeerDevice&& o) noexcept
-    : status_(o.status_), state_(o.state_), dev_(o.dev_), port_(o.port_),
+    : status_(o.status_), state_(o.state_), dev_(o.dev_), fabric_(o.fabric_), port_(o.port_),
       lock_(std::move(o.lock_)) {
     o.dev_ = nullptr;
 }

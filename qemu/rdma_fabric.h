@@ -7,9 +7,9 @@
 #pragma once
 
 #include "device_state.h"
+#include "fifo_lock.h"
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,27 +36,23 @@ class RdmaFabric {
 
     // The port's lock: held by its own thread while it touches its device,
     // and by another port's thread while that moves a message to it.
-    std::mutex& lock(uint32_t port) { return slots_[port]->mu; }
+    FifoLock& lock(uint32_t port) { return slots_[port]->mu; }
     // Under lock(port): the device, or nullptr while no VM is attached.
     Device* device(uint32_t port) const { return slots_[port]->dev; }
 
-    // Another thread waits for lock(port): its owner lets it in first.
-    void note_waiter(uint32_t port, int delta) { slots_[port]->waiters += delta; }
-    bool has_waiters(uint32_t port) const { return slots_[port]->waiters.load() > 0; }
-
   private:
     struct Slot {
-        std::mutex mu;
+        FifoLock mu;
         Device* dev = nullptr;
-        std::atomic<int> waiters{0};
     };
     std::vector<std::unique_ptr<Slot>> slots_; // fixed once threads run
     mutable std::mutex dir_mu_;                // a leaf lock: nothing is taken under it
     std::vector<std::vector<std::array<uint8_t, 16>>> gids_; // per port, under dir_mu_
 };
 
-// The locks one pass of a device's thread holds (DeviceState::want_peer):
-// a lower port a message of the last pass found busy first, then its own.
+// The locks one pass of a device's thread holds: a lower port that a
+// message found busy (DeviceState::want_peer) first, then its own. Passes
+// take that lower port for as long as their messages go to it.
 class PassLocks {
   public:
     explicit PassLocks(DeviceState& d);
@@ -66,7 +62,7 @@ class PassLocks {
 
   private:
     DeviceState& d_;
-    std::unique_lock<std::mutex> lower_, own_;
+    std::unique_lock<FifoLock> lower_, own_;
 };
 
 // The device a message goes to, held for the message: the sender's own, or
@@ -92,6 +88,11 @@ class PeerDevice {
     bool remote() const { return dev_ != nullptr; }
     // Port of the device (-1: the sender's own).
     int port() const { return port_; }
+    // Another VM's, which another thread waits for: a message moves to it
+    // in slices of at most kSharedSliceBytes, so that a VM sending large
+    // messages there cannot take more than its share of it.
+    bool contended() const { return dev_ && fabric_->lock(uint32_t(port_)).wanted(); }
+    static constexpr uint64_t kSharedSliceBytes = 64 << 10;
 
   private:
     PeerDevice() = default;
@@ -100,8 +101,9 @@ class PeerDevice {
     Status status_ = Status::none;
     DeviceState* state_ = nullptr;
     Device* dev_ = nullptr;
+    RdmaFabric* fabric_ = nullptr;
     int port_ = -1;
-    std::unique_lock<std::mutex> lock_;
+    std::unique_lock<FifoLock> lock_;
 };
 
 } // namespace vrnic

@@ -298,7 +298,10 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         RecvWqe recv;
         Slice sl;
         sl.offset = f ? f->done : 0;
-        sl.max = d.pass.grant(msg.len - sl.offset);
+        uint64_t want = msg.len - sl.offset;
+        if (peer.contended())
+            want = std::min(want, PeerDevice::kSharedSliceBytes);
+        sl.max = d.pass.grant(want);
         sl.recv = f ? &f->recv : &recv;
         sl.recv_held = f && f->recv_held;
         out = deliver(d, peer, qp, *resp, h, msg, sl, rnr_counted);

@@ -105,10 +105,11 @@ TEST(CrossVmRace, ResponderChangesWhileWritesArrive) {
         for (const vrnic_cqe& c : done) {
             if (c.status == VRNIC_WC_SUCCESS) {
                 succeeded++;
-                if (b)
+                if (b) {
                     EXPECT_TRUE(b->drv.check_pattern(b->buf + c.wr_id * kLen, kLen,
                                                      uint8_t(round * kWrites + c.wr_id + 1)))
                         << "write " << c.wr_id;
+                }
             } else {
                 failed++;
                 EXPECT_NE(Change::nothing, change) << "status " << int(c.status);

@@ -9,8 +9,10 @@
 #include "rdma_fabric.h"
 #include "shared_word.h"
 
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace vrnic::test {
 namespace {
@@ -268,7 +270,7 @@ TEST_F(CrossVm, BusyLowerPortIsTakenFirstByTheNextPass) {
     MrInfo dst = a->buffer(64, kRw, 0, &dst_gpa);
     b->drv.post_send(qb, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     {
-        std::lock_guard<std::mutex> other(fabric.lock(0)); // port 0 is a
+        std::lock_guard<FifoLock> other(fabric.lock(0)); // port 0 is a
         EXPECT_TRUE(b->drv.dev().poll_once());             // busy: not idle
         EXPECT_EQ(0, b->drv.dev().state().want_peer);
     }
@@ -279,6 +281,33 @@ TEST_F(CrossVm, BusyLowerPortIsTakenFirstByTheNextPass) {
     ASSERT_EQ(1u, c.size());
     EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
     EXPECT_TRUE(a->drv.check_pattern(dst_gpa, 64, 0x5e));
+}
+
+// While another thread waits for the responder VM, a large message moves
+// to it in shared slices, one per lock hold: a VM sending 1 MiB messages
+// cannot keep one sending 64 KiB ones out for 16 times as long.
+TEST_F(CrossVm, ContendedPeerTakesLargeMessagesInSlices) {
+    constexpr uint32_t kMiB = 1 << 20;
+    MrInfo src = a->buffer(kMiB, VRNIC_ACCESS_LOCAL_WRITE, 0x17);
+    uint64_t dst_gpa;
+    MrInfo dst = b->buffer(kMiB, kRw, 0, &dst_gpa);
+    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, kMiB, dst));
+    FifoLock& lb = fabric.lock(1);
+    lb.lock();
+    std::thread pass([&] { a->drv.dev().poll_once(); }); // waits for b
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::thread other([&] { std::lock_guard<FifoLock> g(lb); }); // waits behind it
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    lb.unlock();
+    pass.join();
+    other.join();
+    const uint64_t slice = PeerDevice::kSharedSliceBytes;
+    EXPECT_TRUE(b->drv.check_pattern(dst_gpa, slice, 0x17));
+    EXPECT_EQ(0, *b->drv.host(dst_gpa + slice)); // the rest waits for later passes
+    auto c = run_a();
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+    EXPECT_TRUE(b->drv.check_pattern(dst_gpa, kMiB, 0x17));
 }
 
 } // namespace
