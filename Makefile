@@ -38,7 +38,7 @@ kselftest:
 	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults SUITE_LIB_OUT=$(CURDIR)/build/kselftest/lib
 
 check: all
-	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults check-fabric
+	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-tsan check-guest check-faults check-fabric
 
 # Kernel code and the shared headers follow the kernel's style, strictly.
 KERNEL_STYLE_FILES = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(wildcard kernel/*.h) \
@@ -102,7 +102,7 @@ check-fabric:
 check-tsan:
 	cmake -S . -B build/tsan -DVRNIC_TSAN=ON -Wno-dev >/dev/null
 	cmake --build build/tsan -j $(JOBS) --target vrnic_model_tests
-	build/tsan/tests/unit/vrnic_model_tests --gtest_filter='Switch.*:Fabric.*:CrossVm*'
+	build/tsan/tests/unit/vrnic_model_tests --gtest_filter='Switch.*:Fabric.*:CrossVm*:FifoLock.*'
 
 demo: all
 	scripts/demo
