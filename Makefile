@@ -12,8 +12,8 @@ VM_TIMEOUT ?= 1200
 
 FUZZ_RUNS ?= 15000
 
-.PHONY: setup all user kernel kselftest install check check-style check-unit check-fuzz check-guest check-faults check-fabric check-tsan \
-	demo bench clean
+.PHONY: setup all user kernel kselftest install deb check check-style check-unit check-fuzz check-guest check-faults check-fabric \
+	check-tsan demo bench clean
 
 setup:
 	@scripts/setup
@@ -32,6 +32,11 @@ kernel:
 # (scripts/vm does this inside the guest's overlay only).
 install: all
 	cmake --install $(CMAKE_BUILD)
+
+# Debian packages into build/deb/: vrnic-dkms, vrnic-provider, vrnic-model
+# (packaging/debian/), each checked by lintian.
+deb: setup
+	scripts/deb
 
 kselftest:
 	$(MAKE) -C tests/kselftest OUT=$(CURDIR)/build/kselftest
