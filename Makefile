@@ -13,7 +13,7 @@ VM_TIMEOUT ?= 1200
 FUZZ_RUNS ?= 15000
 
 .PHONY: setup all user kernel kselftest install deb check check-style check-unit check-fuzz check-guest check-faults check-fabric \
-	check-tsan demo bench clean
+	check-packages check-tsan demo bench clean
 
 setup:
 	@scripts/setup
@@ -43,7 +43,8 @@ kselftest:
 	$(MAKE) -C tests/faults OUT=$(CURDIR)/build/faults SUITE_LIB_OUT=$(CURDIR)/build/kselftest/lib
 
 check: all
-	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults check-fabric
+	@$(MAKE) --no-print-directory check-style check-unit check-fuzz check-guest check-faults check-fabric \
+		check-packages
 
 # Kernel code and the shared headers follow the kernel's style, strictly.
 KERNEL_STYLE_FILES = $(filter-out %.mod.c,$(wildcard kernel/*.c)) $(filter-out kernel/compat.h,$(wildcard kernel/*.h)) \
@@ -104,6 +105,12 @@ check-faults:
 # over the vrnic netdevs (tests/integration/fabric).
 check-fabric:
 	tests/integration/fabric/run
+
+# The packages of make deb installed with apt-get into a guest's overlay,
+# the module loaded with modprobe, then ibv_devices and traffic through
+# them (tests/packages).
+check-packages: deb
+	tests/packages/run
 
 # The fabric's threads under ThreadSanitizer: the switch tests and two port
 # threads exchanging frames (tests/unit/fabric_test.cc); any report fails
