@@ -73,7 +73,6 @@ static const struct file_operations vrnic_inject_fatal_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
 	.write = vrnic_inject_fatal_write,
-	.llseek = no_llseek,
 };
 
 static ssize_t vrnic_ceq_pause_write(struct file *file,
@@ -95,7 +94,6 @@ static const struct file_operations vrnic_ceq_pause_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
 	.write = vrnic_ceq_pause_write,
-	.llseek = no_llseek,
 };
 
 void vrnic_debugfs_add(struct vrnic_dev *dev)

@@ -135,7 +135,7 @@ int vrnic_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		err = -EPERM;
 		goto out;
 	}
-	vma->vm_flags &= ~VM_MAYEXEC;
+	vrnic_vm_flags_clear(vma, VM_MAYEXEC);
 
 	switch (entry->type) {
 	case VRNIC_MMAP_IO_NC:

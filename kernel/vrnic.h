@@ -26,6 +26,7 @@
 #include <vrnic_dev.h>
 #include <rdma/vrnic-abi.h>
 
+#include "compat.h"
 #include "debug.h"
 #include "ring.h"
 
@@ -591,9 +592,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
-/* verbs_cq.c */
-int vrnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata);
+/* verbs_cq.c (vrnic_create_cq: compat.h) */
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vrnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
