@@ -35,8 +35,8 @@ enum VendorErr : uint32_t {
     kVePsnSequence = 21,
     kVeBadAh = 22,
     kVeBadRemoteQpn = 23,
-    kVeNoXrcSrq = 24,  // an XRC message names no XRC SRQ
-    kVeXrcDomain = 25, // an XRC message names an SRQ of another XRC domain
+    kVeNoXrcSrq = 24,   // an XRC message names no XRC SRQ
+    kVeXrcDomain = 25,  // an XRC message names an SRQ of another XRC domain
     kVeForeignWqe = 26, // a SEND with a destination (UD format) on RC or UC
     // Fast registration (fast_reg.h).
     kVeBadFrmrWqe = 27,       // a REG_MR or LOCAL_INV WQE with data or reserved bits
@@ -54,8 +54,7 @@ enum VendorErr : uint32_t {
 // Completes a receive WQE of `qp` on its receive CQ.
 void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
                    uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
-                   uint32_t src_qp, bool solicited, uint32_t vendor,
-                   uint32_t invalidated_rkey = 0);
+                   uint32_t src_qp, bool solicited, uint32_t vendor, uint32_t invalidated_rkey = 0);
 // Writes the CQE, moving the QP to ERR with QP_FATAL when the CQ cannot
 // take it.
 void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger);
