@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		6
+#define VRNIC_VERSION_MINOR		7
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -282,7 +282,8 @@ struct vrnic_regs {
 	__le32 max_mcast_grp;		/* 1.3: multicast groups */
 	__le32 max_mcast_qp_attach;	/* 1.3: QPs per group */
 	__le32 max_xrcd;		/* 1.5: XRC domains; 0: no XRC */
-	__u8 rsvd_0b8[8];
+	__le32 max_fast_reg_pages;	/* 1.7: ALLOC_MR limit; 0: no FRMR */
+	__u8 rsvd_0bc[4];
 
 	/* 0x0c0: device status; written by the device when it changes */
 	__le32 device_status;		/* VRNIC_DEV_STATUS_* */
@@ -414,6 +415,7 @@ enum vrnic_cmd_opcode {
 	VRNIC_CMD_QUERY_CLOCK		= 0x1c,	/* 1.3 */
 	VRNIC_CMD_ALLOC_XRCD		= 0x1d,	/* 1.5 */
 	VRNIC_CMD_DEALLOC_XRCD		= 0x1e,	/* 1.5 */
+	VRNIC_CMD_ALLOC_MR		= 0x1f,	/* 1.7 */
 };
 
 /* Command status, written by the device.  Errno in the spec's table. */
@@ -531,11 +533,21 @@ struct vrnic_cmd_reg_mr {
 	__le16 flags;			/* VRNIC_MR_F_* */
 };
 
-struct vrnic_cmd_reg_mr_resp {
+struct vrnic_cmd_reg_mr_resp {		/* REG_MR, ALLOC_MR */
 	__le32 mr;
 	__le32 lkey;
 	__le32 rkey;
 	__le32 reserved;
+};
+
+/*
+ * ALLOC_MR (1.7): a fast-registration MR of a kernel PD, in the free state
+ * until a VRNIC_WR_REG_MR WQE registers it; its page lists hold at most
+ * max_pages entries.
+ */
+struct vrnic_cmd_alloc_mr {
+	__le32 pd;
+	__le32 max_pages;		/* 1..max_fast_reg_pages */
 };
 
 struct vrnic_cmd_create_cq {
@@ -815,6 +827,7 @@ struct vrnic_cmd {
 		struct vrnic_cmd_create_pd_resp create_pd_resp;
 		struct vrnic_cmd_reg_mr reg_mr;
 		struct vrnic_cmd_reg_mr_resp reg_mr_resp;
+		struct vrnic_cmd_alloc_mr alloc_mr;
 		struct vrnic_cmd_create_cq create_cq;
 		struct vrnic_cmd_create_cq_resp create_cq_resp;
 		struct vrnic_cmd_resize_cq resize_cq;
@@ -885,6 +898,8 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_RDMA_READ		= 2,
 	VRNIC_CQE_OP_COMP_SWAP		= 3,
 	VRNIC_CQE_OP_FETCH_ADD		= 4,
+	VRNIC_CQE_OP_LOCAL_INV		= 6,	/* 1.7 */
+	VRNIC_CQE_OP_REG_MR		= 8,	/* 1.7: IB_WC_REG_MR */
 	VRNIC_CQE_OP_RECV		= 128,
 	VRNIC_CQE_OP_RECV_RDMA_WITH_IMM	= 129,
 };
@@ -919,6 +934,7 @@ enum vrnic_wc_status {
 enum vrnic_cqe_flags {
 	VRNIC_CQE_F_WITH_IMM		= 1 << 0,
 	VRNIC_CQE_F_GRH			= 1 << 1,	/* UD: GRH area filled */
+	VRNIC_CQE_F_WITH_INV		= 1 << 2,	/* 1.7: remote invalidation */
 };
 
 /* CQE network_hdr_type (enum rdma_network_type values), with F_GRH. */
@@ -934,7 +950,10 @@ struct vrnic_cqe {
 	__le64 wr_id;
 	__le32 qpn;
 	__le32 byte_len;
-	__be32 imm_data;		/* network order, as verbs returns it */
+	union {
+		__be32 imm_data;	/* network order, as verbs returns it */
+		__le32 invalidated_rkey; /* 1.7: with VRNIC_CQE_F_WITH_INV */
+	};
 	__le32 src_qp;
 	__u8 opcode;			/* enum vrnic_cqe_opcode */
 	__u8 status;			/* enum vrnic_wc_status */
@@ -966,6 +985,9 @@ enum vrnic_wr_opcode {
 	VRNIC_WR_RDMA_READ		= 4,
 	VRNIC_WR_ATOMIC_CMP_AND_SWP	= 5,
 	VRNIC_WR_ATOMIC_FETCH_AND_ADD	= 6,
+	VRNIC_WR_LOCAL_INV		= 7,	/* 1.7 */
+	VRNIC_WR_SEND_WITH_INV		= 9,	/* 1.7 */
+	VRNIC_WR_REG_MR			= 0x20,	/* 1.7: kernel QPs only */
 };
 
 /* Send WQE flags */
@@ -1003,6 +1025,21 @@ struct vrnic_wqe_atomic {
 	__le64 swap;			/* host order */
 };
 
+/*
+ * REG_MR (1.7): registers a fast-registration MR over npages =
+ * ceil(((iova & (page size - 1)) + length) / page size) pages, whose guest
+ * physical addresses are npages __le64 at pbl_addr, read during the WQE.
+ */
+struct vrnic_wqe_reg_mr {
+	__le64 iova;
+	__le64 length;
+	__le64 pbl_addr;		/* guest physical, 8-byte aligned */
+	__le32 key;			/* the MR's key with its new key byte */
+	__u8 access;			/* VRNIC_ACCESS_* */
+	__u8 page_shift;
+	__le16 reserved;
+};
+
 struct vrnic_wqe_ud {			/* UD sends (1.3) */
 	__le32 ah;
 	__le32 remote_qpn;
@@ -1021,11 +1058,15 @@ struct vrnic_send_wqe_hdr {
 	__u8 flags;			/* VRNIC_WQE_F_* */
 	__u8 num_sge;
 	__u8 reserved;
-	__be32 imm_data;		/* network order */
+	union {
+		__be32 imm_data;	/* network order */
+		__le32 invalidate_rkey;	/* 1.7: LOCAL_INV, SEND_WITH_INV */
+	};
 	union {
 		struct vrnic_wqe_rdma rdma;
 		struct vrnic_wqe_atomic atomic;
 		struct vrnic_wqe_ud ud;
+		struct vrnic_wqe_reg_mr reg_mr;
 		__u8 raw[32];
 	};
 };
@@ -1149,6 +1190,7 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, hw_rev, 0x0a8);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mcast_grp, 0x0ac);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_mcast_qp_attach, 0x0b0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_xrcd, 0x0b4);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, max_fast_reg_pages, 0x0b8);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, device_status, 0x0c0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, fatal_code, 0x0c4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, reset_ack, 0x0c8);
@@ -1215,6 +1257,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_mcast, 24);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_clock_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_xrcd, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_xrcd_resp, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_mr, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd, VRNIC_CMD_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd, payload, 16);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd_reg_mr, pbl_addr, 0x18);
@@ -1241,6 +1284,7 @@ VRNIC_ASSERT_SIZE(struct vrnic_cqe, VRNIC_CQE_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, qpn, 0x08);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, byte_len, 0x0c);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, imm_data, 0x10);
+VRNIC_ASSERT_OFFSET(struct vrnic_cqe, invalidated_rkey, 0x10);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, src_qp, 0x14);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, opcode, 0x18);
 VRNIC_ASSERT_OFFSET(struct vrnic_cqe, status, 0x19);
@@ -1259,6 +1303,9 @@ VRNIC_ASSERT_SIZE(struct vrnic_sge, VRNIC_SGE_SIZE);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_rdma, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_atomic, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_ud, 16);
+VRNIC_ASSERT_SIZE(struct vrnic_wqe_reg_mr, 32);
+VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, invalidate_rkey, 0x0c);
+VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, reg_mr.key, 0x28);
 VRNIC_ASSERT_SIZE(struct vrnic_send_wqe_hdr, VRNIC_SEND_WQE_HDR_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, opcode, 0x08);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, imm_data, 0x0c);

@@ -15,7 +15,8 @@
  * refused on its QPs, the last-WQE event when one of them fails;
  * srq_limit: the SRQ limit event, fired once and read back as 0;
  * srq_resize: an SRQ grown with receives posted and wrapped in its ring:
- * they complete in order after it, then receives beyond the old depth.
+ * they complete in order after it, then receives beyond the old depth;
+ * frwr: fast registration (ktest_frwr.c).
  *
  * Loading it runs the test on every vrnic device; insmod fails with the
  * error of the first failing step (details in the kernel log). It is a test
@@ -31,6 +32,8 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "ktest.h"
+
 MODULE_AUTHOR("vrnic authors");
 MODULE_DESCRIPTION("vrnic kernel verbs self-test");
 MODULE_LICENSE("Dual BSD/GPL");
@@ -38,35 +41,7 @@ MODULE_LICENSE("Dual BSD/GPL");
 static char *kt_test = "rc";
 module_param_named(test, kt_test, charp, 0444);
 MODULE_PARM_DESC(test,
-		 "the case to run: rc, ud, srq, srq_limit or srq_resize");
-
-#define KT_BUF		4096
-#define KT_DEPTH	16
-#define KT_TIMEOUT	(5 * HZ)
-
-struct kt_wr {
-	struct ib_cqe cqe;
-	struct completion done;
-	struct ib_wc wc;
-};
-
-struct kt_ctx {
-	struct ib_device *ibdev;
-	struct ib_pd *pd;
-	struct ib_cq *cq;
-	struct ib_qp *qp[2];
-	struct ib_srq *srq;
-	void *buf[2];
-	u64 dma[2];
-	int result;
-	int devices;
-	/* async events of the QPs and the SRQ: a bit per type seen */
-	unsigned long events;
-	atomic_t srq_limit_events;
-	wait_queue_head_t event_wq;
-	/* WRs of the ud and srq cases: they outlive a failing step */
-	struct kt_wr wr[24];
-};
+		 "the case to run: rc, ud, srq, srq_limit, srq_resize or frwr");
 
 static struct kt_ctx kt;
 
@@ -78,15 +53,15 @@ static void kt_done(struct ib_cq *cq, struct ib_wc *wc)
 	complete(&w->done);
 }
 
-static void kt_wr_init(struct kt_wr *w)
+void kt_wr_init(struct kt_wr *w)
 {
 	w->cqe.done = kt_done;
 	init_completion(&w->done);
 	memset(&w->wc, 0, sizeof(w->wc));
 }
 
-static int kt_wait(struct kt_wr *w, const char *what, enum ib_wc_opcode op,
-		   enum ib_wc_status status)
+int kt_wait(struct kt_wr *w, const char *what, enum ib_wc_opcode op,
+	    enum ib_wc_status status)
 {
 	if (!wait_for_completion_timeout(&w->done, KT_TIMEOUT)) {
 		pr_err("vrnic_ktest: %s: no completion\n", what);
@@ -102,7 +77,7 @@ static int kt_wait(struct kt_wr *w, const char *what, enum ib_wc_opcode op,
 }
 
 /* One SGE of c->buf[@buf] + @off, in the PD's local DMA lkey. */
-static struct ib_sge kt_sge(struct kt_ctx *c, int buf, u32 off, u32 len)
+struct ib_sge kt_sge(struct kt_ctx *c, int buf, u32 off, u32 len)
 {
 	return (struct ib_sge){
 		.addr = c->dma[buf] + off,
@@ -121,8 +96,8 @@ static struct ib_recv_wr kt_recv_wr(struct kt_wr *w, struct ib_sge *sge)
 	};
 }
 
-static int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
-			u32 len)
+int kt_post_recv(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
+		 u32 len)
 {
 	struct ib_sge sge = kt_sge(c, qp, off, len);
 	struct ib_recv_wr wr = kt_recv_wr(w, &sge);
@@ -151,7 +126,7 @@ static int kt_post_send(struct kt_ctx *c, int qp, struct kt_wr *w, u32 off,
 	return ib_post_send(c->qp[qp], &wr, NULL);
 }
 
-static int kt_check(bool ok, const char *what)
+int kt_check(bool ok, const char *what)
 {
 	if (ok)
 		return 0;
@@ -159,8 +134,8 @@ static int kt_check(bool ok, const char *what)
 	return -EIO;
 }
 
-static int kt_connect(struct kt_ctx *c, int me, int peer,
-		      const struct ib_gid_attr *gid)
+int kt_connect(struct kt_ctx *c, int me, int peer,
+	       const struct ib_gid_attr *gid)
 {
 	struct ib_qp_init_attr init;
 	struct ib_qp_attr attr = {};
@@ -422,8 +397,8 @@ static int kt_wait_event(struct kt_ctx *c, enum ib_event_type type,
 }
 
 /* Two QPs of @type on the one CQ, receiving from @srq if not NULL. */
-static int kt_create_qps(struct kt_ctx *c, enum ib_qp_type type,
-			 struct ib_srq *srq)
+int kt_create_qps(struct kt_ctx *c, enum ib_qp_type type,
+		  struct ib_srq *srq)
 {
 	struct ib_qp_init_attr init = {};
 	int i, err;
@@ -1031,6 +1006,7 @@ static const struct {
 	{ "srq", kt_srq },
 	{ "srq_limit", kt_srq_limit },
 	{ "srq_resize", kt_srq_resize },
+	{ "frwr", kt_frwr },
 };
 
 static int kt_buffers(struct kt_ctx *c)

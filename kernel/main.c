@@ -317,6 +317,10 @@ static int vrnic_read_caps(struct vrnic_dev *dev)
 	c->max_mcast_qp_attach = readl(&r->max_mcast_qp_attach);
 	/* Reserved (0) before 1.5. */
 	c->max_xrcd = c->version_minor >= 5 ? readl(&r->max_xrcd) : 0;
+	/* Reserved (0) before 1.7; each page costs the driver 8 bytes. */
+	c->max_fast_reg_pages = c->version_minor >= 7 ?
+		min_t(u32, readl(&r->max_fast_reg_pages),
+		      VRNIC_FRMR_MAX_PAGES) : 0;
 	c->hw_rev = readl(&r->hw_rev);
 	c->max_mtu = readl(&r->max_mtu);
 

@@ -11,6 +11,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 
 	.add_gid = vrnic_add_gid,
 	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
+	.alloc_mr = vrnic_alloc_mr,
 	.alloc_pd = vrnic_alloc_pd,
 	.alloc_ucontext = vrnic_alloc_ucontext,
 	.alloc_xrcd = vrnic_alloc_xrcd,
@@ -39,6 +40,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.get_hw_stats = vrnic_get_hw_stats,
 	.get_link_layer = vrnic_get_link_layer,
 	.get_port_immutable = vrnic_get_port_immutable,
+	.map_mr_sg = vrnic_map_mr_sg,
 	.mmap = vrnic_mmap,
 	.mmap_free = vrnic_mmap_free,
 	.modify_qp = vrnic_modify_qp,

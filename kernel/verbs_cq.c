@@ -333,6 +333,8 @@ int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 static_assert((int)RDMA_NETWORK_IPV4 == (int)VRNIC_NET_IPV4);
 static_assert((int)RDMA_NETWORK_IPV6 == (int)VRNIC_NET_IPV6);
+static_assert((int)IB_WC_LOCAL_INV == (int)VRNIC_CQE_OP_LOCAL_INV);
+static_assert((int)IB_WC_REG_MR == (int)VRNIC_CQE_OP_REG_MR);
 
 /*
  * The receive fields only a UD QP's CQEs carry: a successful UD receive
@@ -396,12 +398,18 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	case VRNIC_CQE_OP_RDMA_READ:
 	case VRNIC_CQE_OP_COMP_SWAP:
 	case VRNIC_CQE_OP_FETCH_ADD:
+	case VRNIC_CQE_OP_LOCAL_INV:
+	case VRNIC_CQE_OP_REG_MR:
 	case VRNIC_CQE_OP_RECV:
 	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
 		break;
 	default:
 		goto bad;
 	}
+	/* Only a receive reports an invalidation, never with an immediate. */
+	if ((cqe->flags & VRNIC_CQE_F_WITH_INV) &&
+	    (send || cqe->flags & VRNIC_CQE_F_WITH_IMM))
+		goto bad;
 
 	/* Destroyed QPs leave qp_xa before they take cq->lock: safe. */
 	qp = xa_load(&dev->qp_xa, qpn);
@@ -423,6 +431,9 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	if (cqe->flags & VRNIC_CQE_F_WITH_IMM) {
 		wc->ex.imm_data = cqe->imm_data;
 		wc->wc_flags |= IB_WC_WITH_IMM;
+	} else if (cqe->flags & VRNIC_CQE_F_WITH_INV) {
+		wc->ex.invalidate_rkey = le32_to_cpu(cqe->invalidated_rkey);
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	/* Checked to be a QPN above. */
 	wc->src_qp = le32_to_cpu(cqe->src_qp);

@@ -79,6 +79,11 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	}
 	if (vrnic_has_xrc(dev))
 		attr->device_cap_flags |= IB_DEVICE_XRC;
+	/* 1.7: fast registration for kernel consumers (verbs_frmr.c). */
+	if (vrnic_has_frmr(dev)) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+		attr->max_fast_reg_page_list_len = c->max_fast_reg_pages;
+	}
 	/* 1.6 devices grow an SRQ with its posted WQEs (srq_resize.c). */
 	if (c->max_srq && c->version_minor >= 6)
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;

@@ -234,6 +234,7 @@ int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	 * device may still run unreset, keep the pages pinned).
 	 */
 	vrnic_umem_release(to_vdev(ibmr->device), mr->umem);
+	vrnic_dma_free(to_vdev(ibmr->device), &mr->pbl);
 	vrnic_poison(mr, sizeof(*mr));
 	kfree(mr);
 	return 0;

@@ -20,6 +20,9 @@ VRNIC_SAME(IB_WR_SEND_WITH_IMM, VRNIC_WR_SEND_WITH_IMM);
 VRNIC_SAME(IB_WR_RDMA_READ, VRNIC_WR_RDMA_READ);
 VRNIC_SAME(IB_WR_ATOMIC_CMP_AND_SWP, VRNIC_WR_ATOMIC_CMP_AND_SWP);
 VRNIC_SAME(IB_WR_ATOMIC_FETCH_AND_ADD, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
+VRNIC_SAME(IB_WR_LOCAL_INV, VRNIC_WR_LOCAL_INV);
+VRNIC_SAME(IB_WR_SEND_WITH_INV, VRNIC_WR_SEND_WITH_INV);
+VRNIC_SAME(IB_WR_REG_MR, VRNIC_WR_REG_MR);
 VRNIC_SAME(IB_WC_SEND, VRNIC_CQE_OP_SEND);
 VRNIC_SAME(IB_WC_RDMA_WRITE, VRNIC_CQE_OP_RDMA_WRITE);
 VRNIC_SAME(IB_WC_RDMA_READ, VRNIC_CQE_OP_RDMA_READ);
@@ -759,6 +762,12 @@ static int vrnic_build_rc(const struct ib_send_wr *wr,
 		break;
 	case IB_WR_SEND:
 		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		hdr->invalidate_rkey = cpu_to_le32(wr->ex.invalidate_rkey);
+		break;
+	case IB_WR_REG_MR:
+		return vrnic_build_reg_mr(reg_wr(wr), hdr);
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		hdr->atomic.remote_addr = cpu_to_le64(atomic_wr(wr)->remote_addr);
@@ -781,6 +790,9 @@ static int vrnic_build_uc(const struct ib_send_wr *wr,
 	case IB_WR_SEND_WITH_IMM:
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_REG_MR:
 		return vrnic_build_rc(wr, hdr);
 	default:
 		return -EINVAL;
@@ -825,11 +837,16 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 			    struct vrnic_send_wqe_hdr *hdr)
 {
 	struct vrnic_sge *sge;
+	bool local_op;
 	int i, err;
 
 	vrnic_assert_spin_held(&qp->sq.lock);
 	memset(hdr, 0, VRNIC_SEND_WQE_HDR_SIZE);
 	hdr->wr_id = cpu_to_le64(wr->wr_id);
+	local_op = wr->opcode == IB_WR_REG_MR || wr->opcode == IB_WR_LOCAL_INV;
+	if ((local_op || wr->opcode == IB_WR_SEND_WITH_INV) &&
+	    !vrnic_has_frmr(to_vdev(qp->ibqp.device)))
+		return -EINVAL;
 	switch (qp->ibqp.qp_type) {
 	case IB_QPT_RC:
 		err = vrnic_build_rc(wr, hdr);
@@ -853,6 +870,9 @@ static int vrnic_build_send(struct vrnic_qp *qp, const struct ib_send_wr *wr,
 		hdr->flags |= VRNIC_WQE_F_SOLICITED;
 	if (wr->send_flags & IB_SEND_FENCE)
 		hdr->flags |= VRNIC_WQE_F_FENCE;
+	/* Local operations carry no data. */
+	if (local_op)
+		return 0;
 
 	if (wr->send_flags & IB_SEND_INLINE)
 		return vrnic_build_inline(qp, wr, hdr);

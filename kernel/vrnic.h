@@ -90,6 +90,7 @@ struct vrnic_caps {
 	u32 max_mcast_grp;
 	u32 max_mcast_qp_attach;
 	u32 max_xrcd;			/* 1.5 */
+	u32 max_fast_reg_pages;		/* 1.7, at most VRNIC_FRMR_MAX_PAGES */
 	u32 hw_rev;
 	u32 max_mtu;
 	/* from QUERY_PORT at probe */
@@ -341,7 +342,13 @@ struct vrnic_mr {
 	u32 handle;
 	u32 npages;
 	u8 page_shift;
+	/* fast registration (verbs_frmr.c): the page list REG_MR WQEs name */
+	struct vrnic_dma pbl;
+	u32 max_pages;
 };
+
+/* The longest page list of a fast-registration MR the driver allocates. */
+#define VRNIC_FRMR_MAX_PAGES	4096
 
 static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
 {
@@ -591,6 +598,13 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access,
 				struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+bool vrnic_has_frmr(struct vrnic_dev *dev);
+struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int vrnic_build_reg_mr(const struct ib_reg_wr *wr,
+		       struct vrnic_send_wqe_hdr *hdr);
 
 /* verbs_cq.c (vrnic_create_cq: compat.h) */
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);

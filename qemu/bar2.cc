@@ -53,6 +53,7 @@ void Bar2::power_on(const DeviceParams& p) const {
     r->max_mcast_grp = p.max_mcast_grp;
     r->max_mcast_qp_attach = p.max_mcast_qp_attach;
     r->max_xrcd = p.max_xrcd;
+    r->max_fast_reg_pages = p.max_fast_reg_pages;
     r->max_eqe = p.max_eqe;
     r->eth_max_mtu = p.eth_max_mtu;
     r->hw_rev = 1;

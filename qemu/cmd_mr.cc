@@ -106,13 +106,46 @@ CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     return cmd_ok();
 }
 
+// A fast-registration MR is named by the handle ALLOC_MR returned, whatever
+// key byte REG_MR WQEs gave it since (10.26).
 CmdResult cmd_dereg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
-    uint32_t st = 0;
-    Mr* m = named_object(d.obj->mrs, in, st);
-    if (!m)
-        CMD_FAIL(st, "bad MR handle");
+    if (in.handle.reserved)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field set");
+    Mr* m = d.obj->mrs.find_any_low(in.handle.handle);
+    if (!m || (!m->fast && m->key != in.handle.handle))
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "bad MR handle");
     m->pd->refs--;
-    d.obj->mrs.remove(in.handle.handle);
+    d.obj->mrs.remove(m->key);
+    return cmd_ok();
+}
+
+CmdResult cmd_alloc_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
+    const vrnic_cmd_alloc_mr& r = in.alloc_mr;
+    Pd* pd = d.obj->pds.find(r.pd);
+    if (!pd)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such PD");
+    // Its REG_MR WQEs name guest physical pages: the kernel's alone.
+    if (pd->uctx->handle != VRNIC_UCTX_KERNEL)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "fast-registration MR outside the kernel context");
+    if (r.max_pages == 0 || r.max_pages > d.params.max_fast_reg_pages)
+        CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "max_pages out of range");
+    auto mr = std::make_unique<Mr>();
+    // The largest list is charged now: a REG_MR WQE then never allocates.
+    if (!d.obj->mr_pages.charge(r.max_pages, &mr->pages_charge))
+        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "MR page-list budget exhausted");
+    mr->pages.reserve(r.max_pages);
+    mr->pd = pd;
+    mr->fast = true;
+    mr->valid = false;
+    mr->max_pages = r.max_pages;
+    Mr* m = mr.get();
+    m->key = d.obj->mrs.insert(std::move(mr));
+    if (!m->key)
+        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_mr reached");
+    pd->refs++;
+    out.reg_mr_resp.mr = m->key;
+    out.reg_mr_resp.lkey = m->key;
+    out.reg_mr_resp.rkey = m->key;
     return cmd_ok();
 }
 

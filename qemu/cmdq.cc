@@ -56,9 +56,10 @@ const OpInfo* op_info(uint16_t opcode) {
         /* QUERY_CLOCK */ {cmd_query_clock, 0, "QUERY_CLOCK"},
         /* ALLOC_XRCD */ {cmd_alloc_xrcd, sizeof(vrnic_cmd_alloc_xrcd), "ALLOC_XRCD"},
         /* DEALLOC_XRCD */ {cmd_dealloc_xrcd, sizeof(vrnic_cmd_handle), "DEALLOC_XRCD"},
+        /* ALLOC_MR */ {cmd_alloc_mr, sizeof(vrnic_cmd_alloc_mr), "ALLOC_MR"},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_DEALLOC_XRCD + 1);
-    if (opcode == 0 || opcode > VRNIC_CMD_DEALLOC_XRCD)
+    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_ALLOC_MR + 1);
+    if (opcode == 0 || opcode > VRNIC_CMD_ALLOC_MR)
         return nullptr;
     return &table[opcode];
 }

@@ -13,7 +13,7 @@ void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, 
 
 void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
                    uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
-                   uint32_t src_qp, bool solicited, uint32_t vendor) {
+                   uint32_t src_qp, bool solicited, uint32_t vendor, uint32_t invalidated_rkey) {
     vrnic_cqe c{};
     c.wr_id = wr_id;
     c.qpn = qp.qpn;
@@ -27,6 +27,9 @@ void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t
         if (with_imm) {
             c.flags = VRNIC_CQE_F_WITH_IMM;
             c.imm_data = imm_be;
+        } else if (invalidated_rkey) { // keys are never 0
+            c.flags = VRNIC_CQE_F_WITH_INV;
+            c.invalidated_rkey = invalidated_rkey;
         }
     }
     write_cqe_or_fail_qp(d, qp, *qp.recv_cq, c, solicited || status != VRNIC_WC_SUCCESS);

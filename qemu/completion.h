@@ -35,15 +35,26 @@ enum VendorErr : uint32_t {
     kVePsnSequence = 21,
     kVeBadAh = 22,
     kVeBadRemoteQpn = 23,
-    kVeNoXrcSrq = 24,  // an XRC message names no XRC SRQ
-    kVeXrcDomain = 25, // an XRC message names an SRQ of another XRC domain
+    kVeNoXrcSrq = 24,   // an XRC message names no XRC SRQ
+    kVeXrcDomain = 25,  // an XRC message names an SRQ of another XRC domain
     kVeForeignWqe = 26, // a SEND with a destination (UD format) on RC or UC
+    // Fast registration (fast_reg.h).
+    kVeBadFrmrWqe = 27,       // a REG_MR or LOCAL_INV WQE with data or reserved bits
+    kVeFrmrUserQp = 28,       // REG_MR on a QP of a user context
+    kVeFrmrBadKey = 29,       // the key names no MR (a stale key byte included)
+    kVeFrmrPd = 30,           // the MR is of another PD
+    kVeFrmrValid = 31,        // REG_MR of an MR not in the free state
+    kVeFrmrAccess = 32,       // unknown access bits, or remote write without local
+    kVeFrmrRange = 33,        // bad length, wrap or page size
+    kVeFrmrTooManyPages = 34, // more pages than ALLOC_MR's max_pages
+    kVeFrmrPageList = 35,     // the page list or a page outside guest RAM
+    kVeFrmrNotFast = 36,      // invalidation of an MR that is not ALLOC_MR's
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.
 void complete_recv(DeviceState& d, Qp& qp, uint64_t wr_id, uint32_t idx, uint8_t status,
                    uint8_t opcode, uint32_t byte_len, uint32_t imm_be, bool with_imm,
-                   uint32_t src_qp, bool solicited, uint32_t vendor);
+                   uint32_t src_qp, bool solicited, uint32_t vendor, uint32_t invalidated_rkey = 0);
 // Writes the CQE, moving the QP to ERR with QP_FATAL when the CQ cannot
 // take it.
 void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger);

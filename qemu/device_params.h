@@ -39,7 +39,8 @@ struct DeviceParams {
     // Multicast groups of UD QPs (10.23): groups, and QPs in one group.
     uint32_t max_mcast_grp = 64;
     uint32_t max_mcast_qp_attach = 8;
-    uint32_t max_xrcd = 1024; // XRC domains (10.25)
+    uint32_t max_xrcd = 1024;           // XRC domains (10.25)
+    uint32_t max_fast_reg_pages = 1024; // an ALLOC_MR's page-list limit (10.27)
     uint32_t eth_max_mtu = 9000;
     // The work of one engine pass (device-interface.md 14.5): payload bytes
     // of all QPs together, and of one QP per visit.

@@ -92,6 +92,25 @@ template <typename T> class KeyedTable {
         return s.obj && s.handle == handle ? s.obj.get() : nullptr;
     }
 
+    // The object whose handle equals `handle` but for the low bits (a fast-
+    // registration MR named by a key whose key byte may have changed).
+    T* find_any_low(uint32_t handle) const {
+        const uint32_t x = perm_.inverse((handle >> layout_.low_bits) & Permutation24::kMask);
+        const Slot& s = slots_[x & (nslots_ - 1)];
+        return s.obj && (s.handle ^ handle) >> layout_.low_bits == 0 ? s.obj.get() : nullptr;
+    }
+
+    // Gives the object at `handle` new low bits; the old handle then names
+    // nothing. False if `handle` names nothing or the new one is reserved.
+    bool set_low(uint32_t handle, uint32_t low) {
+        const uint32_t nh = (handle & ~low_mask()) | (low & low_mask());
+        if (!find(handle) || nh < layout_.min_handle || nh > layout_.max_handle)
+            return false;
+        const uint32_t x = perm_.inverse((handle >> layout_.low_bits) & Permutation24::kMask);
+        slots_[x & (nslots_ - 1)].handle = nh;
+        return true;
+    }
+
     std::unique_ptr<T> remove(uint32_t handle) {
         if (!find(handle))
             return nullptr;

@@ -4,7 +4,7 @@
 namespace vrnic {
 
 bool mr_contains(const GuestMemory& mem, const Mr& mr, uint64_t addr, uint64_t len) {
-    if (len == 0)
+    if (len == 0 || !mr.valid)
         return false;
     if (mr.phys)
         return mem.at(addr, len) != nullptr;

@@ -12,7 +12,8 @@
 namespace vrnic {
 
 // True when [addr, addr + len) lies inside the MR (len > 0; overflow-safe).
-// For a physical MR the range must lie inside guest RAM.
+// For a physical MR the range must lie inside guest RAM; a free
+// fast-registration MR contains nothing.
 bool mr_contains(const GuestMemory& mem, const Mr& mr, uint64_t addr, uint64_t len);
 
 // The longest host run starting at MR address `addr`, at most `max` bytes,

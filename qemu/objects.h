@@ -65,7 +65,12 @@ struct Mr {
     uint64_t length = 0;
     uint32_t page_shift = 12;
     std::vector<uint64_t> pages;     // GPAs, validated at registration
-    PageBudget::Charge pages_charge; // pages.size() entries of the budget
+    PageBudget::Charge pages_charge; // pages.size() (FRMR: max_pages) entries
+    // A fast-registration MR (ALLOC_MR, fast_reg.h): registered by REG_MR
+    // WQEs; while not `valid` (free) it contains no address.
+    bool fast = false;
+    bool valid = true;
+    uint32_t max_pages = 0;
 };
 
 struct Eq {

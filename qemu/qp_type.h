@@ -58,18 +58,35 @@ inline bool is_send_opcode(uint8_t op) {
     return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM;
 }
 
+// 1.7: the operations that complete at the requester (fast_reg.h).
+inline bool is_local_op(uint8_t op) {
+    return op == VRNIC_WR_REG_MR || op == VRNIC_WR_LOCAL_INV;
+}
+
+// The messages that take a receive WQE at an RC or UC responder.
+inline bool is_send_like(uint8_t op) {
+    return is_send_opcode(op) || op == VRNIC_WR_SEND_WITH_INV;
+}
+
+// 1.7: fast registration's opcodes, which RC and UC carry.
+inline bool is_fast_reg_opcode(uint8_t op) {
+    return is_local_op(op) || op == VRNIC_WR_SEND_WITH_INV;
+}
+
 // Whether a send WQE of this opcode is a request the type carries (14.1):
-// RC and XRC initiators all, UC neither READ nor atomics, UD only SEND, an
-// XRC target (which has no SQ) none.
+// RC and XRC initiators all up to the atomics, RC and UC the fast
+// registration ones, UC neither READ nor atomics, UD only SEND, an XRC
+// target (which has no SQ) none.
 inline bool qp_type_allows_opcode(QpType t, uint8_t op) {
     switch (t) {
     case QpType::rc:
+        return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD || is_fast_reg_opcode(op);
     case QpType::xrc_ini:
         return op <= VRNIC_WR_ATOMIC_FETCH_AND_ADD;
     case QpType::xrc_tgt:
         return false;
     case QpType::uc:
-        return op <= VRNIC_WR_SEND_WITH_IMM;
+        return op <= VRNIC_WR_SEND_WITH_IMM || is_fast_reg_opcode(op);
     case QpType::ud:
         return is_send_opcode(op);
     }

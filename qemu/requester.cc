@@ -8,6 +8,7 @@
 #include "completion.h"
 #include "destination.h"
 #include "events.h"
+#include "fast_reg.h"
 #include "log.h"
 #include "mr.h"
 #include "psn.h"
@@ -40,6 +41,10 @@ uint8_t cqe_opcode(uint8_t wr_opcode) {
         return VRNIC_CQE_OP_COMP_SWAP;
     case VRNIC_WR_ATOMIC_FETCH_AND_ADD:
         return VRNIC_CQE_OP_FETCH_ADD;
+    case VRNIC_WR_LOCAL_INV:
+        return VRNIC_CQE_OP_LOCAL_INV;
+    case VRNIC_WR_REG_MR:
+        return VRNIC_CQE_OP_REG_MR;
     default:
         return VRNIC_CQE_OP_SEND;
     }
@@ -107,7 +112,7 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     // A SEND names no destination on a connected QP: its union is reserved
     // (but an XRC initiator's xrc_srqn), so a UD-format WQE there fails
     // instead of going to the QP's peer.
-    if (qp.type != QpType::ud && is_send_opcode(h.opcode) && !send_union_clear(qp.type, h))
+    if (qp.type != QpType::ud && is_send_like(h.opcode) && !send_union_clear(qp.type, h))
         return *vendor = kVeForeignWqe, VRNIC_WC_LOC_QP_OP_ERR;
     const bool atomic = is_atomic(h.opcode);
     if (h.flags & VRNIC_WQE_F_INLINE) {
@@ -266,6 +271,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     if (!f && !read_send_wqe(d, qp, w))
         return Outcome::consumed;
     const vrnic_send_wqe_hdr& h = w.h;
+    if (is_local_op(h.opcode))
+        return execute_local_op(d, qp, w);
     // Every slice checks again: a key or QP may have gone since the last.
     LocalMsg msg;
     uint32_t vendor = 0;

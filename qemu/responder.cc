@@ -6,6 +6,7 @@
 
 #include "completion.h"
 #include "events.h"
+#include "fast_reg.h"
 #include "mr.h"
 #include "qp_control.h"
 #include "recv_source.h"
@@ -139,11 +140,14 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
         out.partial = true;
         return out;
     }
+    const bool inv = h.opcode == VRNIC_WR_SEND_WITH_INV;
+    if (uint32_t ve = inv ? remote_invalidate(d, resp, h.invalidate_rkey) : 0)
+        return recv_error(d, req, resp, w, VRNIC_WC_LOC_PROT_ERR, VRNIC_WC_REM_INV_REQ_ERR, ve);
     RecvSource(resp).consume();
     const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
     complete_recv(d, resp, w.wr_id, w.idx, VRNIC_WC_SUCCESS, VRNIC_CQE_OP_RECV,
                   static_cast<uint32_t>(msg.len), h.imm_data, imm, req.qpn,
-                  h.flags & VRNIC_WQE_F_SOLICITED, 0);
+                  h.flags & VRNIC_WQE_F_SOLICITED, 0, inv ? h.invalidate_rkey : 0);
     return out;
 }
 
@@ -274,6 +278,7 @@ Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
     switch (h.opcode) {
     case VRNIC_WR_SEND:
     case VRNIC_WR_SEND_WITH_IMM:
+    case VRNIC_WR_SEND_WITH_INV:
         r = respond_send(d, req, resp, h, msg, s);
         break;
     case VRNIC_WR_RDMA_WRITE:

@@ -37,7 +37,12 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
     h->opcode = wr.opcode;
     h->flags = wr.flags;
     h->imm_data = wr.imm_be;
-    if (wr.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP || wr.opcode == VRNIC_WR_ATOMIC_FETCH_AND_ADD) {
+    if (wr.inv_rkey)
+        h->invalidate_rkey = wr.inv_rkey;
+    if (wr.opcode == VRNIC_WR_REG_MR) {
+        h->reg_mr = wr.reg;
+    } else if (wr.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP ||
+               wr.opcode == VRNIC_WR_ATOMIC_FETCH_AND_ADD) {
         h->atomic.remote_addr = wr.remote_addr;
         h->atomic.rkey = wr.rkey;
         h->atomic.compare_add = wr.compare_add;

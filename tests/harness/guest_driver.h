@@ -138,7 +138,32 @@ struct SendWr {
     // 1.4 kernel UD: the WQE carries `av` (VRNIC_WQE_F_AV) instead of an AH.
     bool with_av = false;
     vrnic_av av{};
+    // 1.7: LOCAL_INV's and SEND_WITH_INV's key; REG_MR's union.
+    uint32_t inv_rkey = 0;
+    vrnic_wqe_reg_mr reg{};
 };
+
+// 1.7: a signaled REG_MR of the page list at pbl under `key`.
+inline SendWr reg_mr_wr(uint32_t key, uint64_t iova, uint64_t len, uint64_t pbl, uint8_t access,
+                        uint8_t page_shift = 12) {
+    SendWr w;
+    w.opcode = VRNIC_WR_REG_MR;
+    w.reg.iova = iova;
+    w.reg.length = len;
+    w.reg.pbl_addr = pbl;
+    w.reg.key = key;
+    w.reg.access = access;
+    w.reg.page_shift = page_shift;
+    return w;
+}
+
+// 1.7: a signaled LOCAL_INV of `key`.
+inline SendWr local_inv_wr(uint32_t key) {
+    SendWr w;
+    w.opcode = VRNIC_WR_LOCAL_INV;
+    w.inv_rkey = key;
+    return w;
+}
 
 // A signaled UD SEND of sge through `ah` to QP remote_qpn with remote_qkey.
 inline SendWr ud_send(uint32_t ah, uint32_t remote_qpn, uint32_t remote_qkey,

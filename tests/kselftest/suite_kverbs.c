@@ -5,7 +5,8 @@
  * device inside the kernel and fails the load if any step fails: RC
  * SEND/RECV and drain, UD datagrams with kernel AHs, an SRQ shared by two
  * RC QPs, the SRQ limit event, an SRQ grown with receives posted (they
- * complete in order, bytes checked). Afterwards no RDMA resource may be left
+ * complete in order, bytes checked), fast registration with local and
+ * remote invalidation (bytes checked). Afterwards no RDMA resource may be left
  * behind.
  */
 #include <errno.h>
@@ -160,6 +161,19 @@ TEST(kernel_srq_limit_event)
 TEST(kernel_srq_resize_keeps_receives_in_order)
 {
 	ASSERT_EQ(0, run_ktest(_metadata, "test=srq_resize"));
+}
+
+/*
+ * Fast registration (kernel/ktest_frwr.c): an MR of two scattered pages
+ * registered with IB_WR_REG_MR, written and read through its rkey across
+ * the page boundary (bytes checked); after IB_WR_LOCAL_INV the key fails
+ * and the pages stay as they were; registered again under a new key byte,
+ * it works and the old key fails; a SEND with invalidate from the peer
+ * reports the key at the receiver and the key fails after it.
+ */
+TEST(kernel_frwr_register_invalidate_reregister)
+{
+	ASSERT_EQ(0, run_ktest(_metadata, "test=frwr"));
 }
 
 TEST_HARNESS_MAIN

@@ -28,7 +28,7 @@ class Commands : public CommandTest {
 
 TEST_F(Commands, UnknownOpcodeFlagsAndTrailingBytes) {
     EXPECT_EQ(BAD_OPCODE, drv.cmd(0));
-    EXPECT_EQ(BAD_OPCODE, drv.cmd(VRNIC_CMD_DEALLOC_XRCD + 1));
+    EXPECT_EQ(BAD_OPCODE, drv.cmd(VRNIC_CMD_ALLOC_MR + 1));
     EXPECT_EQ(BAD_OPCODE, drv.cmd(0xffff));
     vrnic_cmd c{};
     c.hdr.opcode = VRNIC_CMD_NOP;
