@@ -11,6 +11,8 @@
  * IPv4 one and an IPv6 one needed): the GRH area, src_qp, network header
  * type and source MAC of each receive, a qkey mismatch dropped, the QP's
  * own qkey, opcodes UD refuses;
+ * mad: a kernel UD QP with the GSI qkey sends to QP1: a Get ib_mad answers,
+ * malformed MADs and a wrong qkey it must drop unanswered, the Get again;
  * srq: two RC QPs sharing one kernel SRQ, the SRQ's free slots, post_recv
  * refused on its QPs, the last-WQE event when one of them fails;
  * srq_limit: the SRQ limit event, fired once and read back as 0;
@@ -30,6 +32,7 @@
 #include <linux/module.h>
 #include <net/checksum.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
 #include "ktest.h"
@@ -41,7 +44,7 @@ MODULE_LICENSE("Dual BSD/GPL");
 static char *kt_test = "rc";
 module_param_named(test, kt_test, charp, 0444);
 MODULE_PARM_DESC(test,
-		 "the case to run: rc, ud, srq, srq_limit, srq_resize or frwr");
+		 "the case to run: rc, ud, mad, srq, srq_limit, srq_resize or frwr");
 
 static struct kt_ctx kt;
 
@@ -469,7 +472,7 @@ static int kt_rc(struct kt_ctx *c, const struct ib_gid_attr *gid)
 /* RoCE v2 around a payload: UDP, BTH, DETH, ICRC */
 #define KT_ROCE_OVERHEAD	(8 + 12 + 8 + 4)
 
-static int kt_ud_ready(struct ib_qp *qp)
+static int kt_ud_ready(struct ib_qp *qp, u32 qkey)
 {
 	struct ib_qp_attr attr = {};
 	struct ib_qp_init_attr init;
@@ -478,7 +481,7 @@ static int kt_ud_ready(struct ib_qp *qp)
 	attr.qp_state = IB_QPS_INIT;
 	attr.pkey_index = 0;
 	attr.port_num = 1;
-	attr.qkey = KT_QKEY;
+	attr.qkey = qkey;
 	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
 			   IB_QP_PORT | IB_QP_QKEY);
 	if (err)
@@ -496,7 +499,7 @@ static int kt_ud_ready(struct ib_qp *qp)
 	err = ib_query_qp(qp, &attr, IB_QP_STATE | IB_QP_QKEY, &init);
 	if (err)
 		return err;
-	return kt_check(attr.qp_state == IB_QPS_RTS && attr.qkey == KT_QKEY &&
+	return kt_check(attr.qp_state == IB_QPS_RTS && attr.qkey == qkey &&
 			init.qp_type == IB_QPT_UD, "UD QP state and qkey");
 }
 
@@ -669,7 +672,7 @@ static int kt_ud(struct kt_ctx *c, const struct ib_gid_attr *unused)
 
 	err = kt_create_qps(c, IB_QPT_UD, NULL);
 	for (i = 0; i < 2 && !err; i++)
-		err = kt_ud_ready(c->qp[i]);
+		err = kt_ud_ready(c->qp[i], KT_QKEY);
 	for (i = 0; !err && i < c->ibdev->port_data[1].immutable.gid_tbl_len;
 	     i++) {
 		gid = rdma_get_gid_attr(c->ibdev, 1, i);
@@ -688,6 +691,154 @@ static int kt_ud(struct kt_ctx *c, const struct ib_gid_attr *unused)
 		err = kt_check(seen[RDMA_NETWORK_IPV4] &&
 			       seen[RDMA_NETWORK_IPV6],
 			       "UD over an IPv4 and an IPv6 GID");
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* MADs into QP1                                                       */
+/* ------------------------------------------------------------------ */
+
+/* A class no agent registers: ib_mad answers a Get with "unsupported". */
+#define KT_MAD_CLASS	IB_MGMT_CLASS_DEVICE_MGMT
+#define KT_MAD_LEN	sizeof(struct ib_mad)
+#define KT_MAD_RX	1024	/* receive area in buf[0] */
+#define KT_QP1		1	/* IB_QP1 is big-endian, for MAD headers */
+
+/* A MAD header at c->buf[0]: the rest of the 256 bytes zeroed. */
+static void kt_mad_hdr(struct kt_ctx *c, u8 base, u8 class, u8 method,
+		       u16 attr, u64 tid)
+{
+	struct ib_mad_hdr *h = c->buf[0];
+
+	memset(h, 0, KT_MAD_LEN);
+	h->base_version = base;
+	h->mgmt_class = class;
+	h->class_version = 1;
+	h->method = method;
+	h->attr_id = cpu_to_be16(attr);
+	h->tid = cpu_to_be64(tid);
+}
+
+/* Send @len bytes of c->buf[0] from qp[0] to QP1 of the port, @qkey. */
+static int kt_mad_send(struct kt_ctx *c, struct ib_ah *ah, u32 len, u32 qkey)
+{
+	struct kt_wr *s = &c->wr[0];
+	struct ib_sge sge = kt_sge(c, 0, 0, len);
+	struct ib_ud_wr wr = {
+		.wr = {
+			.wr_cqe = &s->cqe,
+			.sg_list = &sge,
+			.num_sge = 1,
+			.opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.ah = ah,
+		.remote_qpn = KT_QP1,
+		.remote_qkey = qkey,
+	};
+	int err;
+
+	kt_wr_init(s);
+	err = ib_post_send(c->qp[0], &wr.wr, NULL);
+	return err ?: kt_wait(s, "send to QP1", IB_WC_SEND, IB_WC_SUCCESS);
+}
+
+/* The answer to the Get of @tid: from QP1, "unsupported method/attribute". */
+static int kt_mad_answer(struct kt_ctx *c, u64 tid)
+{
+	__be16 unsupported = cpu_to_be16(IB_MGMT_MAD_STATUS_UNSUPPORTED_METHOD_ATTRIB);
+	struct kt_wr *r = &c->wr[1];
+	const struct ib_mad_hdr *h = c->buf[0] + KT_MAD_RX + KT_GRH;
+	int err;
+
+	err = kt_wait(r, "ib_mad's answer", IB_WC_RECV, IB_WC_SUCCESS);
+	if (!err)
+		err = kt_check(r->wc.src_qp == KT_QP1 &&
+			       r->wc.byte_len == KT_GRH + KT_MAD_LEN &&
+			       h->mgmt_class == KT_MAD_CLASS &&
+			       h->method == IB_MGMT_METHOD_GET_RESP &&
+			       h->status == unsupported &&
+			       h->tid == cpu_to_be64(tid),
+			       "QP1's answer: source, length, method, status, TID");
+	if (!err)
+		err = kt_post_recv(c, 0, r, KT_MAD_RX, KT_GRH + KT_MAD_LEN);
+	return err;
+}
+
+/*
+ * A kernel UD QP holding the GSI qkey sends to QP1 of the port: a Get that
+ * ib_mad answers (so QP1 receives), then malformed MADs and one datagram
+ * with a wrong qkey, none of which is answered, then the Get again. The
+ * device counts the wrong qkey; the suite checks the counter.
+ */
+static int kt_mad(struct kt_ctx *c, const struct ib_gid_attr *gid)
+{
+	static const struct {
+		const char *what;
+		u8 base, class, method;
+		u16 attr;
+		u32 len;
+	} bad[] = {
+		{ "unknown base version", 0x77, KT_MAD_CLASS,
+		  IB_MGMT_METHOD_GET, 0x10, KT_MAD_LEN },
+		{ "CM attribute not by Send", 1, IB_MGMT_CLASS_CM,
+		  IB_MGMT_METHOD_GET, 0x10, KT_MAD_LEN },
+		{ "unknown CM attribute", 1, IB_MGMT_CLASS_CM,
+		  IB_MGMT_METHOD_SEND, 0xfff0, KT_MAD_LEN },
+		{ "response nobody asked for", 1, KT_MAD_CLASS,
+		  IB_MGMT_METHOD_GET_RESP, 0x10, KT_MAD_LEN },
+		{ "truncated, zeroed", 0, 0, 0, 0, 16 },
+	};
+	struct rdma_ah_attr attr;
+	struct ib_ah *ah;
+	u64 tid = 0x6b74657374000000ULL;
+	int i, err;
+
+	err = kt_create_qps(c, IB_QPT_UD, NULL);
+	if (!err)
+		err = kt_ud_ready(c->qp[0], IB_QP1_QKEY);
+	if (!err)
+		err = kt_roce_av(&attr, gid, 0, 64, 0);
+	if (err)
+		return err;
+	ah = rdma_create_ah(c->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah))
+		return PTR_ERR(ah);
+
+	err = kt_post_recv(c, 0, &c->wr[1], KT_MAD_RX, KT_GRH + KT_MAD_LEN);
+	kt_mad_hdr(c, 1, KT_MAD_CLASS, IB_MGMT_METHOD_GET, 0x10, ++tid);
+	if (!err)
+		err = kt_mad_send(c, ah, KT_MAD_LEN, IB_QP1_QKEY);
+	if (!err)
+		err = kt_mad_answer(c, tid);
+
+	for (i = 0; i < ARRAY_SIZE(bad) && !err; i++) {
+		kt_mad_hdr(c, bad[i].base, bad[i].class, bad[i].method,
+			   bad[i].attr, ++tid);
+		err = kt_mad_send(c, ah, bad[i].len, IB_QP1_QKEY);
+		if (!err) {
+			msleep(200);
+			err = kt_check(!completion_done(&c->wr[1].done),
+				       bad[i].what);
+		}
+	}
+	/* A good Get, but the qkey is not QP1's: the device drops it. */
+	kt_mad_hdr(c, 1, KT_MAD_CLASS, IB_MGMT_METHOD_GET, 0x10, ++tid);
+	if (!err)
+		err = kt_mad_send(c, ah, KT_MAD_LEN, IB_QP1_QKEY & ~KT_USE_QP_QKEY);
+	if (!err) {
+		msleep(200);
+		err = kt_check(!completion_done(&c->wr[1].done),
+			       "a Get with a wrong qkey dropped");
+	}
+
+	/* QP1 and ib_mad still answer. */
+	kt_mad_hdr(c, 1, KT_MAD_CLASS, IB_MGMT_METHOD_GET, 0x10, ++tid);
+	if (!err)
+		err = kt_mad_send(c, ah, KT_MAD_LEN, IB_QP1_QKEY);
+	if (!err)
+		err = kt_mad_answer(c, tid);
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
 	return err;
 }
 
@@ -1003,6 +1154,7 @@ static const struct {
 } kt_cases[] = {
 	{ "rc", kt_rc },
 	{ "ud", kt_ud },
+	{ "mad", kt_mad },
 	{ "srq", kt_srq },
 	{ "srq_limit", kt_srq_limit },
 	{ "srq_resize", kt_srq_resize },

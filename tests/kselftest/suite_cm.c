@@ -5,6 +5,9 @@
  * - a connect to a port nobody listens on is rejected (REJECTED or
  *   UNREACHABLE), without waiting for a timeout;
  * - a connect to an address nobody answers ends in an error event;
+ * - a connect to an address that resolves (a permanent neighbour entry) but
+ *   whose CM never answers ends in RDMA_CM_EVENT_UNREACHABLE, ETIMEDOUT,
+ *   once ib_cm has sent its REQ and every retry;
  * - a connected peer process killed with SIGKILL gives the other side
  *   RDMA_CM_EVENT_DISCONNECTED;
  * - a listener destroyed with a connect pending rejects that connect;
@@ -19,9 +22,19 @@
 
 #define CM_ADDR "192.168.77.1"	/* scripts/vm.d/vrnic-addr */
 #define CM_ABSENT "192.168.77.254"	/* same subnet, nobody there */
+#define CM_SILENT "192.168.77.253"	/* resolves by hand, nobody there */
+#define CM_SILENT_MAC "02:00:00:4d:77:fd"
 #define CM_PORT 19871
 #define CM_EVENT_MS 30000	/* a bound against hanging, not a timing */
 #define CM_TEST_S 120		/* the harness's bound of one test */
+/*
+ * rdma_cm's REQ on RoCE: CMA_MAX_CM_RETRIES (15) retries after the first
+ * send, each after ib_cm's timeout of 2 * 2^(CMA_IBOE_PACKET_LIFETIME (18)
+ * - 8) + 2^(CMA_CM_RESPONSE_TIMEOUT (20) - 8) ms.
+ */
+#define CM_REQ_SENDS 16
+#define CM_REQ_TIMEOUT_MS (2 * 1024 + 4096)
+#define CM_REQ_BUDGET_MS (CM_REQ_SENDS * CM_REQ_TIMEOUT_MS)
 
 static struct sockaddr_in cm_sin(const char *ip, int port)
 {
@@ -32,15 +45,15 @@ static struct sockaddr_in cm_sin(const char *ip, int port)
 	return s;
 }
 
-/* The next event on @ch within CM_EVENT_MS: its type, or -1. */
-static int cm_next(struct rdma_event_channel *ch, struct rdma_cm_id **id,
-		   int *status)
+/* The next event on @ch within @ms: its type, or -1. */
+static int cm_next_ms(struct rdma_event_channel *ch, int ms,
+		      struct rdma_cm_id **id, int *status)
 {
 	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 	int type;
 
-	if (poll(&p, 1, CM_EVENT_MS) != 1 || rdma_get_cm_event(ch, &ev))
+	if (poll(&p, 1, ms) != 1 || rdma_get_cm_event(ch, &ev))
 		return -1;
 	type = ev->event;
 	if (id)
@@ -49,6 +62,12 @@ static int cm_next(struct rdma_event_channel *ch, struct rdma_cm_id **id,
 		*status = ev->status;
 	rdma_ack_cm_event(ev);
 	return type;
+}
+
+static int cm_next(struct rdma_event_channel *ch, struct rdma_cm_id **id,
+		   int *status)
+{
+	return cm_next_ms(ch, CM_EVENT_MS, id, status);
 }
 
 /* Resolve @ip:@port on @id; 0 with the route, else the failing event. */
@@ -177,6 +196,42 @@ TEST_F_TIMEOUT(cm, absent_address_fails, CM_TEST_S)
 	EXPECT_TRUE(ev == RDMA_CM_EVENT_ADDR_ERROR ||
 		    ev == RDMA_CM_EVENT_ROUTE_ERROR ||
 		    ev == RDMA_CM_EVENT_UNREACHABLE);
+}
+
+/*
+ * The address resolves, so the REQ goes out on QP1, to a GID no port has:
+ * the device drops each copy (ud_no_dest_drops) and completes the send, and
+ * ib_mad's retries run out. An early error (a send the device failed, a
+ * REQ that nobody sent) would give the same event, hence the lower bound.
+ */
+TEST_F_TIMEOUT(cm, silent_peer_times_out, CM_TEST_S + CM_REQ_BUDGET_MS / 1000)
+{
+	struct ibv_qp_init_attr qa = cm_qp_attr();
+	struct rdma_conn_param cp = { .retry_count = 7 };
+	long drops = su_counter("ud_no_dest_drops");
+	int ev, status = 0, err;
+	long t0, ms;
+
+	ASSERT_EQ(0, su_sh("ip neigh replace " CM_SILENT " lladdr " CM_SILENT_MAC
+			   " nud permanent dev vrnic0"));
+	err = cm_resolve(self->ch, self->id, CM_SILENT, CM_PORT);
+	if (!err)
+		err = rdma_create_qp(self->id, NULL, &qa);
+	if (!err)
+		err = rdma_connect(self->id, &cp);
+	t0 = su_now_ms();
+	ev = err ? err : cm_next_ms(self->ch, CM_REQ_BUDGET_MS + 20000, NULL,
+				    &status);
+	ms = su_now_ms() - t0;
+	su_sh("ip neigh del " CM_SILENT " dev vrnic0");
+	ASSERT_EQ(0, err);
+	TH_LOG("event %s status %d after %ld ms, %ld REQs dropped",
+	       ev >= 0 ? rdma_event_str(ev) : "none", status, ms,
+	       su_counter("ud_no_dest_drops") - drops);
+	EXPECT_EQ(RDMA_CM_EVENT_UNREACHABLE, ev);
+	EXPECT_EQ(-ETIMEDOUT, status);
+	EXPECT_LE(CM_REQ_BUDGET_MS * 9 / 10, ms);
+	EXPECT_GE(CM_REQ_BUDGET_MS + 20000, ms);
 }
 
 /* A child that listens, accepts one connect, reports it, then waits. */

@@ -3,11 +3,11 @@
  * vrnic's kernel verbs (the path kernel ULPs use): loading
  * kernel/vrnic_ktest.ko runs one case (its "test" parameter) on every vrnic
  * device inside the kernel and fails the load if any step fails: RC
- * SEND/RECV and drain, UD datagrams with kernel AHs, an SRQ shared by two
- * RC QPs, the SRQ limit event, an SRQ grown with receives posted (they
- * complete in order, bytes checked), fast registration with local and
- * remote invalidation (bytes checked). Afterwards no RDMA resource may be left
- * behind.
+ * SEND/RECV and drain, UD datagrams with kernel AHs, MADs into QP1 (well
+ * and badly formed), an SRQ shared by two RC QPs, the SRQ limit event, an
+ * SRQ grown with receives posted (they complete in order, bytes checked),
+ * fast registration with local and remote invalidation (bytes checked).
+ * Afterwards no RDMA resource may be left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,6 +125,20 @@ TEST(kernel_ud_datagrams)
 	ASSERT_LE(2, gids);
 	ASSERT_LE(0, drops);
 	EXPECT_EQ(drops + gids, su_counter("ud_qkey_drops"));
+}
+
+/*
+ * MADs into QP1 from a kernel UD QP with the GSI qkey (ktest test=mad):
+ * ib_mad answers a Get, drops malformed MADs unanswered and stays up; the
+ * Get with a wrong qkey is the device's to drop and count.
+ */
+TEST(kernel_mads_into_qp1)
+{
+	long drops = su_counter("ud_qkey_drops");
+
+	ASSERT_LE(0, drops);
+	ASSERT_EQ(0, run_ktest(_metadata, "test=mad"));
+	EXPECT_EQ(drops + 1, su_counter("ud_qkey_drops"));
 }
 
 /* The device's drop counters are in rdma statistic. */

@@ -235,6 +235,58 @@ TEST_F(ud, qkey_mismatch_is_dropped)
 	EXPECT_EQ(before + 1, counter_after("ud_qkey_drops"));
 }
 
+/*
+ * A user UD QP cannot put a datagram into QP1 (the GSI QP, whose MADs the
+ * kernel trusts) nor QP0 (which RoCE does not have): the device refuses a
+ * WR naming either as a local QP operation error (vendor_err 23, the
+ * model's kVeBadRemoteQpn), before anything is sent, and the QP goes to
+ * ERR.
+ */
+TEST_F(ud, user_qp_cannot_name_qp0_or_qp1)
+{
+	struct su_pair *p = &self->p;
+	long qkey_drops = su_counter("ud_qkey_drops");
+	long dest_drops = su_counter("ud_no_dest_drops");
+	struct ibv_sge s = su_sge(p, 0, 256);
+	struct ibv_wc wc;
+	int i;
+
+	ASSERT_LE(0, qkey_drops);
+	ASSERT_LE(0, dest_drops);
+	for (i = 0; i < 2; i++) {
+		/* QP1's own qkey, as a MAD sender would name it */
+		ASSERT_EQ(0, su_post_ud(p->qp[i], IBV_WR_SEND, 40 + i, &s, 1,
+					IBV_SEND_SIGNALED, p->ah, 1 - i,
+					0x80010000u, 0));
+		ASSERT_EQ(1, su_poll(p->cq[i], &wc, SU_TIMEOUT_MS));
+		EXPECT_EQ(40 + i, wc.wr_id);
+		EXPECT_EQ(IBV_WC_LOC_QP_OP_ERR, wc.status)
+			TH_LOG("QPN %d: %s", 1 - i, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(23, wc.vendor_err);
+		EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p->qp[i]));
+	}
+	EXPECT_EQ(qkey_drops, counter_after("ud_qkey_drops"));
+	EXPECT_EQ(dest_drops, su_counter("ud_no_dest_drops"));
+}
+
+/* QP1 is the kernel's: uverbs refuses a GSI (or SMI) QP from user space. */
+TEST_F(ud, user_cannot_create_gsi_or_smi_qp)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = self->p.cq[0], .recv_cq = self->p.cq[0],
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	int type;
+
+	for (type = 0; type <= 1; type++) {
+		a.qp_type = type;
+		errno = 0;
+		EXPECT_EQ(NULL, ibv_create_qp(self->p.env.pd, &a));
+		EXPECT_NE(0, errno);
+	}
+}
+
 TEST_F(ud, no_receive_is_dropped)
 {
 	struct su_pair *p = &self->p;
