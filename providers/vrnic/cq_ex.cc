@@ -65,7 +65,7 @@ uint32_t cq_read_slid(ibv_cq_ex*) noexcept {
     return 0; // RoCE-style addressing: no LIDs
 }
 uint8_t cq_read_sl(ibv_cq_ex* c) noexcept {
-    return cur(c).sl;
+    return cqe_sl(cur(c));
 }
 uint8_t cq_read_dlid_path_bits(ibv_cq_ex* c) noexcept {
     return cur(c).dlid_path_bits;

@@ -319,6 +319,22 @@ uint32_t cqe_src_qp(const vrnic_cqe& cqe) noexcept {
     return cqe.src_qp & VRNIC_QPN_MASK;
 }
 
+// RoCE carries no SL, so a UD receive reports its packet type there, in the
+// encoding mlx5 uses and UCX reads to find the destination address in the
+// GRH area: bit 3 = UDP (RoCE v2), bits 2:0 = L3 header, 1 IPv6, 2 IPv4.
+uint8_t cqe_sl(const vrnic_cqe& cqe) noexcept {
+    if (!(cqe.flags & VRNIC_CQE_F_GRH))
+        return cqe.sl;
+    switch (cqe.network_hdr_type) {
+    case VRNIC_NET_IPV4:
+        return 0x8 | 0x2;
+    case VRNIC_NET_IPV6:
+        return 0x8 | 0x1;
+    default:
+        return cqe.sl;
+    }
+}
+
 unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept {
     unsigned int f = 0;
     if (cqe.flags & VRNIC_CQE_F_WITH_IMM)
@@ -346,7 +362,7 @@ void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept {
     wc->wc_flags = cqe_wc_flags(cqe);
     wc->pkey_index = cqe.pkey_index;
     wc->slid = 0;
-    wc->sl = cqe.sl;
+    wc->sl = cqe_sl(cqe);
     wc->dlid_path_bits = cqe.dlid_path_bits;
 }
 

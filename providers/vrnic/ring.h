@@ -443,6 +443,7 @@ void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept;
 ibv_wc_status cqe_status(const vrnic_cqe& cqe) noexcept;
 unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept;
 uint32_t cqe_src_qp(const vrnic_cqe& cqe) noexcept;
+uint8_t cqe_sl(const vrnic_cqe& cqe) noexcept;
 
 class CqRing {
   public:

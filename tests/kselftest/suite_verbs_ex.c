@@ -163,17 +163,20 @@ static int create_with_ops(struct su_pair *p, enum ibv_qp_type type,
 }
 
 /* Fields every completion of the pair shares, checked. */
-#define EXPECT_XWC(w, id, op, len, qpn) do { \
+#define EXPECT_XWC_SL(w, id, op, len, qpn, s) do { \
 	EXPECT_EQ(id, (w).wr_id); \
 	EXPECT_EQ(IBV_WC_SUCCESS, (w).status); \
 	EXPECT_EQ(op, (w).opcode); \
 	EXPECT_EQ(len, (w).byte_len); \
 	EXPECT_EQ(qpn, (w).qp_num); \
 	EXPECT_EQ(0, (w).slid); \
-	EXPECT_EQ(0, (w).sl); \
+	EXPECT_EQ(s, (w).sl); \
 	EXPECT_EQ(0, (w).dlid_path_bits); \
 	EXPECT_EQ((w).ts, (w).wallclock); \
 } while (0)
+#define EXPECT_XWC(w, id, op, len, qpn) EXPECT_XWC_SL(w, id, op, len, qpn, 0)
+/* A UD receive's SL is its RoCE packet type: v2 (UDP) over IPv4. */
+#define ROCE_V2_IPV4_SL 0xa
 
 /* ------------------------------------------------------------------ */
 /* RC: every opcode through ibv_wr_*                                   */
@@ -414,8 +417,10 @@ TEST(ud_send_with_ud_addr)
 	ASSERT_EQ(0, xpoll(xcq_of(p, 1), &r[1], SU_TIMEOUT_MS));
 	EXPECT_XWC(w[0], 1, IBV_WC_SEND, 1000, p->qp[0]->qp_num);
 	EXPECT_XWC(w[1], 2, IBV_WC_SEND, 8, p->qp[0]->qp_num);
-	EXPECT_XWC(r[0], 300, IBV_WC_RECV, 40 + 1000, p->qp[1]->qp_num);
-	EXPECT_XWC(r[1], 301, IBV_WC_RECV, 40 + 8, p->qp[1]->qp_num);
+	EXPECT_XWC_SL(r[0], 300, IBV_WC_RECV, 40 + 1000, p->qp[1]->qp_num,
+		      ROCE_V2_IPV4_SL);
+	EXPECT_XWC_SL(r[1], 301, IBV_WC_RECV, 40 + 8, p->qp[1]->qp_num,
+		      ROCE_V2_IPV4_SL);
 	EXPECT_TRUE(r[0].flags & IBV_WC_GRH);
 	EXPECT_EQ(0, r[0].flags & IBV_WC_WITH_IMM);
 	EXPECT_TRUE(r[1].flags & IBV_WC_GRH);

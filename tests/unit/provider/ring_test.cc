@@ -890,6 +890,21 @@ TEST(Cqe, ToWorkCompletion) {
     cqe_to_wc(c, &wc);
     EXPECT_EQ(unsigned{IBV_WC_GRH}, wc.wc_flags);
 
+    // A UD receive reports the RoCE packet type as its SL (mlx5's encoding).
+    EXPECT_EQ(3, wc.sl); // no network type: the device's SL
+    c.network_hdr_type = VRNIC_NET_IPV4;
+    cqe_to_wc(c, &wc);
+    EXPECT_EQ(0xa, wc.sl);
+    EXPECT_EQ(0xa, cqe_sl(c));
+    c.network_hdr_type = VRNIC_NET_IPV6;
+    cqe_to_wc(c, &wc);
+    EXPECT_EQ(0x9, wc.sl);
+    c.flags = 0; // not a UD receive: the type is ignored
+    cqe_to_wc(c, &wc);
+    EXPECT_EQ(3, wc.sl);
+    c.flags = VRNIC_CQE_F_GRH;
+    c.network_hdr_type = 0;
+
     c.src_qp = 0xff000042; // a QPN is 24 bits
     cqe_to_wc(c, &wc);
     EXPECT_EQ(0x42u, wc.src_qp);
