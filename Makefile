@@ -8,7 +8,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 CMAKE_BUILD := build/cmake
 JOBS ?= $(shell nproc)
 # Guest test runs are bounded so that a hung guest fails instead of stalling.
-VM_TIMEOUT ?= 1200
+VM_TIMEOUT ?= 2400
 
 FUZZ_RUNS ?= 15000
 
