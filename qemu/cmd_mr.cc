@@ -4,6 +4,7 @@
 #include "cmd_util.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 namespace vrnic {
@@ -35,6 +36,20 @@ uint32_t read_page_list(const DeviceState& d, const vrnic_cmd_reg_mr& r,
             return VRNIC_CMD_STATUS_BAD_ADDR;
     }
     return VRNIC_CMD_STATUS_OK;
+}
+
+// Gives a built MR its key and answers with it: one key names the MR
+// and is its lkey and rkey.
+CmdResult publish_mr(DeviceState& d, std::unique_ptr<Mr> mr, vrnic_cmd& out) {
+    Mr* m = mr.get();
+    m->key = d.obj->mrs.insert(std::move(mr));
+    if (!m->key)
+        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_mr reached");
+    m->pd->refs++;
+    out.reg_mr_resp.mr = m->key;
+    out.reg_mr_resp.lkey = m->key;
+    out.reg_mr_resp.rkey = m->key;
+    return cmd_ok();
 }
 
 } // namespace
@@ -95,15 +110,7 @@ CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
         mr->length = r.length;
         mr->page_shift = r.page_shift;
     }
-    Mr* m = mr.get();
-    m->key = d.obj->mrs.insert(std::move(mr));
-    if (!m->key)
-        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_mr reached");
-    pd->refs++;
-    out.reg_mr_resp.mr = m->key;
-    out.reg_mr_resp.lkey = m->key;
-    out.reg_mr_resp.rkey = m->key;
-    return cmd_ok();
+    return publish_mr(d, std::move(mr), out);
 }
 
 // A fast-registration MR is named by the handle ALLOC_MR returned, whatever
@@ -138,15 +145,7 @@ CmdResult cmd_alloc_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     mr->fast = true;
     mr->valid = false;
     mr->max_pages = r.max_pages;
-    Mr* m = mr.get();
-    m->key = d.obj->mrs.insert(std::move(mr));
-    if (!m->key)
-        CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_mr reached");
-    pd->refs++;
-    out.reg_mr_resp.mr = m->key;
-    out.reg_mr_resp.lkey = m->key;
-    out.reg_mr_resp.rkey = m->key;
-    return cmd_ok();
+    return publish_mr(d, std::move(mr), out);
 }
 
 } // namespace vrnic
