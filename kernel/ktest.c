@@ -586,8 +586,8 @@ static int kt_check_ud_recv(struct kt_ctx *c, const struct ib_wc *wc,
 	if (!err)
 		err = kt_check(!memcmp(b + KT_GRH, sent, len),
 			       "UD payload after the GRH area");
-	if (!err)
-		err = kt_check_grh(b, gid, len);
+	if (!err)	/* each is a SEND_WITH_IMM: ImmDt follows DETH */
+		err = kt_check_grh(b, gid, 4 + len);
 	return err;
 }
 

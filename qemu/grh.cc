@@ -7,9 +7,9 @@ namespace vrnic {
 
 namespace {
 
-// What follows the IP header of a RoCE v2 UD packet: UDP, BTH, DETH, and
-// the ICRC after the payload.
-constexpr uint32_t kUdpBytes = 8, kBthBytes = 12, kDethBytes = 8, kIcrcBytes = 4;
+// What follows the IP header of a RoCE v2 UD packet: UDP, BTH, DETH, ImmDt
+// if any, and the ICRC after the payload.
+constexpr uint32_t kUdpBytes = 8, kBthBytes = 12, kDethBytes = 8, kImmDtBytes = 4, kIcrcBytes = 4;
 constexpr uint32_t kIpv4HdrBytes = 20;
 constexpr uint8_t kIpProtoUdp = 17;
 
@@ -40,9 +40,10 @@ uint16_t ipv4_checksum(const uint8_t* hdr, unsigned len) {
 }
 
 uint8_t build_grh(uint8_t (&out)[VRNIC_GRH_SIZE], const uint8_t (&sgid)[16], const vrnic_av& av,
-                  uint32_t payload_len) {
+                  uint32_t payload_len, bool imm) {
     memset(out, 0, sizeof(out));
-    const uint32_t l4 = kUdpBytes + kBthBytes + kDethBytes + payload_len + kIcrcBytes;
+    const uint32_t l4 =
+        kUdpBytes + kBthBytes + kDethBytes + (imm ? kImmDtBytes : 0) + payload_len + kIcrcBytes;
     if (v4_mapped(sgid)) {
         uint8_t* ip = out + VRNIC_GRH_SIZE - kIpv4HdrBytes;
         ip[0] = 0x45; // version 4, 5 words

@@ -11,10 +11,11 @@
 
 namespace vrnic {
 
-// Fills `out` for a datagram of `payload_len` bytes from `sgid` to av.dgid;
-// returns the network header type (VRNIC_NET_IPV4 or VRNIC_NET_IPV6).
+// Fills `out` for a datagram of `payload_len` bytes from `sgid` to av.dgid,
+// `imm` when it carries ImmDt (which the IP length counts); returns the
+// network header type (VRNIC_NET_IPV4 or VRNIC_NET_IPV6).
 uint8_t build_grh(uint8_t (&out)[VRNIC_GRH_SIZE], const uint8_t (&sgid)[16], const vrnic_av& av,
-                  uint32_t payload_len);
+                  uint32_t payload_len, bool imm);
 
 // The IPv4 header checksum (RFC 791) of `len` bytes, checksum field included.
 uint16_t ipv4_checksum(const uint8_t* hdr, unsigned len);

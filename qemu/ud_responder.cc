@@ -70,7 +70,8 @@ void deliver_to(DeviceState& sd, DeviceState& rd, Qp* dst, const Qp& sender, con
         return fail_recv(rd, *dst, w, VRNIC_WC_LOC_LEN_ERR, sender.qpn, kVeRecvTooShort);
     const uint32_t len = static_cast<uint32_t>(msg.len); // at most the MTU
     uint8_t grh[VRNIC_GRH_SIZE];
-    const uint8_t net_type = build_grh(grh, sd.obj->gids[av.sgid_index].gid, av, len);
+    const uint8_t net_type = build_grh(grh, sd.obj->gids[av.sgid_index].gid, av, len,
+                                       h.opcode == VRNIC_WR_SEND_WITH_IMM);
     SgCursor dc(rd.mem, sg, n);
     SgCursor gc(grh, sizeof(grh));
     sg_copy(dc, gc, sizeof(grh));

@@ -34,50 +34,6 @@ static struct su_opts ud_opts(int qp_ex)
 	return o;
 }
 
-static uint16_t be16_at(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-/*
- * The GRH area of a datagram of @len bytes between two endpoints of the
- * IPv4-mapped @gid: 0 if right, else the number of the first wrong field.
- */
-static int grh_ipv4_check(const uint8_t *g, const union ibv_gid *gid,
-			  uint32_t len)
-{
-	const uint8_t *h = g + 20;
-	uint32_t sum = 0;
-	int i;
-
-	for (i = 0; i < 20; i++)
-		if (g[i])
-			return 1;
-	if (h[0] != 0x45)
-		return 2;
-	if (h[1] != 0)			/* traffic_class of the AH */
-		return 3;
-	if (be16_at(h + 2) != 20 + 8 + 12 + 8 + len + 4)
-		return 4;
-	if (be16_at(h + 6) != 0x4000)	/* DF, no fragment offset */
-		return 5;
-	if (h[8] != SU_HOP_LIMIT)
-		return 6;
-	if (h[9] != 17)
-		return 7;
-	for (i = 0; i < 20; i += 2)
-		sum += be16_at(h + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	if (sum != 0xffff)
-		return 8;
-	if (memcmp(h + 12, gid->raw + 12, 4))
-		return 9;
-	if (memcmp(h + 16, gid->raw + 12, 4))
-		return 10;
-	return 0;
-}
-
 /* Counters are cached by the RDMA core for 10 ms. */
 static long counter_after(const char *name)
 {
@@ -183,7 +139,9 @@ TEST_F(ud, grh_src_qp_byte_len_and_bytes)
 	EXPECT_EQ(p->qp[0]->qp_num, wc.src_qp);
 	EXPECT_EQ(p->qp[1]->qp_num, wc.qp_num);
 	EXPECT_EQ(0, wc.pkey_index);
-	EXPECT_EQ(0, grh_ipv4_check(self->rx, &p->env.gid, 700));
+	/* ImmDt and payload follow DETH */
+	EXPECT_EQ(0, su_grh_ipv4_check(self->rx, p->env.gid.raw, p->env.gid.raw,
+				       4 + 700));
 	EXPECT_EQ(-1, su_check(self->rx + VRNIC_GRH_SIZE, 700, 5));
 	EXPECT_EQ(-1, su_check_byte(self->rx + VRNIC_GRH_SIZE + 700,
 				    RX_LEN - VRNIC_GRH_SIZE - 700, 0xee));
@@ -208,7 +166,8 @@ TEST_F(ud, grh_src_qp_byte_len_and_bytes)
 	EXPECT_EQ(VRNIC_GRH_SIZE + sizeof(msg), wc.byte_len);
 	EXPECT_EQ(IBV_WC_GRH, wc.wc_flags);
 	EXPECT_EQ(p->qp[1]->qp_num, wc.src_qp);
-	EXPECT_EQ(0, grh_ipv4_check(self->rx, &p->env.gid, sizeof(msg)));
+	EXPECT_EQ(0, su_grh_ipv4_check(self->rx, p->env.gid.raw, p->env.gid.raw,
+				       sizeof(msg)));
 	EXPECT_EQ(0, memcmp(self->rx + VRNIC_GRH_SIZE, msg, sizeof(msg)));
 }
 

@@ -94,7 +94,8 @@ TEST(Grh, Ipv4ChecksumOfAKnownHeader) {
 }
 
 TEST_F(Ud, SendWithImmCarriesIt) {
-    MrInfo dst = buffer(4096);
+    uint64_t dst_gpa;
+    MrInfo dst = buffer(4096, 0, &dst_gpa);
     drv.post_recv(b, 3, {sge(dst, 0, 4096)});
     MrInfo src = buffer(16, 0x33);
     SendWr wr = ud_send(ah, b.qpn, kQkey, {sge(src, 0, 16)});
@@ -107,6 +108,8 @@ TEST_F(Ud, SendWithImmCarriesIt) {
     EXPECT_EQ(VRNIC_CQE_F_GRH | VRNIC_CQE_F_WITH_IMM, rc[0].flags);
     EXPECT_EQ(htonl(0xfeed), rc[0].imm_data);
     EXPECT_EQ(VRNIC_GRH_SIZE + 16u, rc[0].byte_len);
+    // The packet's length counts its ImmDt: UDP, BTH, DETH, ImmDt, payload, ICRC.
+    EXPECT_EQ(8 + 12 + 8 + 4 + 16 + 4, be16(drv.host(dst_gpa, 4096) + 4));
 }
 
 TEST_F(Ud, QkeyMismatchIsDroppedAndCounted) {

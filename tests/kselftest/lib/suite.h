@@ -189,6 +189,14 @@ int su_post_ud(struct ibv_qp *qp, enum ibv_wr_opcode op,
 	       unsigned int flags, struct ibv_ah *ah, uint32_t qpn,
 	       uint32_t qkey, uint32_t imm);
 
+/*
+ * The GRH area @g of a UD receive from @sgid to @dgid (IPv4-mapped GIDs):
+ * 0 if it holds their RoCE v2 IPv4 header for @len bytes after DETH
+ * (ImmDt and payload), else the number of the first wrong field.
+ */
+int su_grh_ipv4_check(const uint8_t *g, const uint8_t *sgid,
+		      const uint8_t *dgid, uint32_t len);
+
 /* The active MTU of port 1 in bytes, or -1. */
 int su_active_mtu(struct ibv_context *ctx);
 
