@@ -27,159 +27,46 @@
  * requester works and says so (<test>.done); the responder checks what
  * arrived. Each side ends with <test>.end<i>, which also tells a waiting
  * peer that the test failed early on that side; the requester waits for
- * the responder's before it moves on. Every wait is bounded.
+ * the responder's before it moves on. Every wait is bounded. The files
+ * and the connection are su_fab_* of the kselftest library.
  */
 #include <arpa/inet.h>
 
 #include "suite.h"
 #include "kselftest_harness.h"
 
-#define FX_WAIT_MS 120000	/* any one wait for the peer */
 #define FX_TEST_S 240		/* a whole test, then the harness kills it */
 #define FX_BUF (4 << 20)	/* each side's main buffer and MR */
 #define FX_MIB (1 << 20)
-#define FX_NQP 4
-#define FX_NKEY 4
-#define FX_MAGIC 0x78766d31u
-#define FX_QKEY 0x11111111u
 #define FX_RX_UD (VRNIC_GRH_SIZE + 8192)
 
-/* What one side tells the other, as a file both read with the same ABI. */
-struct fx_info {
-	uint32_t magic;
-	uint8_t gid[16];
-	uint32_t qpn[FX_NQP];
-	uint64_t addr[FX_NKEY];
-	uint32_t rkey[FX_NKEY];
-	uint32_t qkey;
-	uint32_t n[4];		/* what the requester counted */
-};
-
 struct side {
-	int me;			/* 0: responder, 1: requester */
-	char test[64];		/* names this test's files */
-	struct su_env env;	/* context, GID, PD, one MR over FX_BUF */
+	struct su_fab f;	/* guest 0 responds; env: one MR over FX_BUF */
 	struct ibv_cq *scq, *rcq;
-	struct ibv_qp *qp[FX_NQP];
+	struct ibv_qp *qp[SU_FAB_NQP];
 	struct ibv_srq *srq;
 	struct ibv_pd *pd2;
-	struct ibv_mr *mr[FX_NKEY];
-	uint8_t *mbuf[FX_NKEY];
+	struct ibv_mr *mr[SU_FAB_NKEY];
+	uint8_t *mbuf[SU_FAB_NKEY];
 	struct ibv_ah *ah;
-	struct fx_info mine, peer;
 };
-
-static int fx_path(char *p, size_t len, const char *test, const char *what)
-{
-	const char *dir = getenv("VRNIC_SHARED");
-
-	return snprintf(p, len, "%s/%s.%s", dir, test, what) >= (int)len ?
-	       -ENAMETOOLONG : 0;
-}
-
-static int fx_exists(const char *test, const char *what)
-{
-	char p[PATH_MAX];
-
-	return !fx_path(p, sizeof(p), test, what) && !access(p, F_OK);
-}
-
-/* @len bytes of @data as <test>.<what>, whole or not at all. */
-static int fx_write(struct side *s, const char *what, const void *data,
-		    size_t len)
-{
-	char p[PATH_MAX], tmp[PATH_MAX + 16];
-	ssize_t n;
-	int fd;
-
-	if (fx_path(p, sizeof(p), s->test, what))
-		return -ENAMETOOLONG;
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", p, s->me);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
-		return -errno;
-	n = len ? write(fd, data, len) : 0;
-	if (close(fd) || n != (ssize_t)len || rename(tmp, p))
-		return -EIO;
-	return 0;
-}
-
-static int fx_put(struct side *s, const char *what)
-{
-	s->mine.magic = FX_MAGIC;
-	return fx_write(s, what, &s->mine, sizeof(s->mine));
-}
-
-static void fx_end(struct side *s)
-{
-	char what[8];
-
-	snprintf(what, sizeof(what), "end%d", s->me);
-	fx_write(s, what, NULL, 0);
-}
-
-/*
- * Wait for the peer's <test>.<what> and read it into s->peer: 0, or
- * -ECANCELED when the peer ended the test first (it failed there), or
- * -ETIMEDOUT.
- */
-static int fx_get(struct side *s, const char *what)
-{
-	long end = su_now_ms() + FX_WAIT_MS;
-	char p[PATH_MAX], peer_end[8];
-	int fd, ended;
-	ssize_t n;
-
-	if (fx_path(p, sizeof(p), s->test, what))
-		return -ENAMETOOLONG;
-	snprintf(peer_end, sizeof(peer_end), "end%d", !s->me);
-	while (su_now_ms() < end) {
-		/* The peer writes what we wait for before its end: look again. */
-		ended = fx_exists(s->test, peer_end);
-		fd = open(p, O_RDONLY);
-		if (fd >= 0) {
-			n = read(fd, &s->peer, sizeof(s->peer));
-			close(fd);
-			if (n != sizeof(s->peer) || s->peer.magic != FX_MAGIC)
-				return -EPROTO;
-			return 0;
-		}
-		if (ended)
-			return -ECANCELED;
-		su_sleep_ms(20);
-	}
-	return -ETIMEDOUT;
-}
-
-#define FX_GET(s, what) do { \
-	int e_ = fx_get(s, what); \
-	ASSERT_EQ(0, e_) TH_LOG("%s.%s from guest %d: %s", (s)->test, what, \
-				!(s)->me, e_ == -ECANCELED ? \
-				"it ended the test (failed there)" : \
-				strerror(-e_)); \
-} while (0)
-
-#define FX_PUT(s, what) do { \
-	ASSERT_EQ(0, fx_put(s, what)); \
-} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Objects                                                             */
 /* ------------------------------------------------------------------ */
 
-static int side_open(struct side *s, const char *test)
+static int side_open(struct side *s)
 {
 	int err;
 
-	snprintf(s->test, sizeof(s->test), "%s", test);
-	err = su_env_open(&s->env, FX_BUF, 0, SU_MR_ALL);
+	err = su_env_open(&s->f.env, FX_BUF, 0, SU_MR_ALL);
 	if (err)
 		return err;
-	s->scq = ibv_create_cq(s->env.ctx, 1024, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(s->env.ctx, 1024, NULL, NULL, 0);
+	s->scq = ibv_create_cq(s->f.env.ctx, 1024, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->f.env.ctx, 1024, NULL, NULL, 0);
 	if (!s->scq || !s->rcq)
 		return 6;
-	memcpy(s->mine.gid, s->env.gid.raw, 16);
+	memcpy(s->f.mine.gid, s->f.env.gid.raw, 16);
 	return 0;
 }
 
@@ -189,7 +76,7 @@ static void side_close(struct side *s)
 
 	if (s->ah)
 		ibv_destroy_ah(s->ah);
-	for (i = 0; i < FX_NQP; i++)
+	for (i = 0; i < SU_FAB_NQP; i++)
 		if (s->qp[i])
 			ibv_destroy_qp(s->qp[i]);
 	if (s->srq)
@@ -198,49 +85,36 @@ static void side_close(struct side *s)
 		ibv_destroy_cq(s->scq);
 	if (s->rcq)
 		ibv_destroy_cq(s->rcq);
-	for (i = 0; i < FX_NKEY; i++) {
+	for (i = 0; i < SU_FAB_NKEY; i++) {
 		if (s->mr[i])
 			ibv_dereg_mr(s->mr[i]);
 		free(s->mbuf[i]);
 	}
 	if (s->pd2)
 		ibv_dealloc_pd(s->pd2);
-	su_env_close(&s->env);
+	su_env_close(&s->f.env);
 }
 
 /* The fixture's setup and teardown, shared by both fixtures. */
 static void side_setup(struct __test_metadata *_metadata, struct side *s,
 		     const char *test)
 {
-	const char *vms = getenv("VRNIC_VMS"), *idx = getenv("VRNIC_VM_INDEX");
 	int err;
 
 	/* Only fabric/run starts this, in both guests: alone it is wrong. */
-	ASSERT_TRUE(vms && !strcmp(vms, "2") && idx && getenv("VRNIC_SHARED"))
-		TH_LOG("needs both guests of scripts/vm --vms 2 (VRNIC_VMS=2, "
-		       "VRNIC_VM_INDEX, VRNIC_SHARED): run it with "
-		       "FABRIC_RUNS=ks:fabric_rdma tests/integration/fabric/run");
-	s->me = atoi(idx);
-	ASSERT_TRUE(s->me == 0 || s->me == 1);
-	err = side_open(s, test);
+	SU_FAB_ASSERT_INIT(&s->f, test, "fabric_rdma");
+	err = side_open(s);
 	if (err)
-		fx_end(s);	/* the peer need not wait for us */
+		su_fab_end(&s->f);	/* the peer need not wait for us */
 	ASSERT_EQ(0, err) TH_LOG("open step %d: %s", err, strerror(errno));
 }
 
 static void side_teardown(struct __test_metadata *_metadata, struct side *s)
 {
-	long end = su_now_ms() + FX_WAIT_MS;
-
-	fx_end(s);
+	su_fab_end(&s->f);
 	/* The responder's checks are over before the next test starts. */
-	while (s->me == 1 && !fx_exists(s->test, "end0")) {
-		if (su_now_ms() > end) {
-			TH_LOG("guest 0 never ended %s", s->test);
-			break;
-		}
-		su_sleep_ms(20);
-	}
+	if (s->f.me == 1 && su_fab_wait_end(&s->f))
+		TH_LOG("guest 0 never ended %s", s->f.test);
 	side_close(s);
 }
 
@@ -258,105 +132,42 @@ static struct ibv_qp *fx_qp(struct side *s, int i, enum ibv_qp_type type,
 		.qp_type = type,
 	};
 
-	s->qp[i] = ibv_create_qp(s->env.pd, &a);
+	s->qp[i] = ibv_create_qp(s->f.env.pd, &a);
 	return s->qp[i];
-}
-
-/* The peer's GID as every AV and AH here names it. */
-static struct ibv_ah_attr fx_av(struct side *s)
-{
-	struct ibv_ah_attr av = {
-		.is_global = 1,
-		.grh = {
-			.sgid_index = s->env.gid_index,
-			.hop_limit = SU_HOP_LIMIT,
-		},
-		.port_num = 1,
-	};
-
-	memcpy(av.grh.dgid.raw, s->peer.gid, 16);
-	return av;
-}
-
-/*
- * RESET, INIT, RTR towards @dest on the peer (RC, UC) and RTS, PSNs 0;
- * @timeout and @retry_cnt for an RC requester.
- */
-static int fx_connect(struct side *s, struct ibv_qp *qp, uint32_t dest,
-		      uint8_t timeout, uint8_t retry_cnt)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-	int rc = qp->qp_type == IBV_QPT_RC, ud = qp->qp_type == IBV_QPT_UD;
-	int mask;
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = FX_QKEY,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
-	mask |= ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
-	if (ibv_modify_qp(qp, &a, mask))
-		return -2;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dest, .max_dest_rd_atomic = 16,
-		.min_rnr_timer = 12, .ah_attr = fx_av(s),
-	};
-	mask = IBV_QP_STATE;
-	if (!ud)
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			IBV_QP_RQ_PSN;
-	if (rc)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
-		return -3;
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTS, .timeout = timeout,
-		.retry_cnt = retry_cnt, .rnr_retry = 7, .max_rd_atomic = 16,
-	};
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (rc)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask) ? -4 : 0;
 }
 
 /* The requester: publish its QPNs, then read what the responder gave. */
 #define FX_REQ_MEET(s, nqp) do { \
 	int i_; \
 	for (i_ = 0; i_ < (nqp); i_++) \
-		(s)->mine.qpn[i_] = (s)->qp[i_]->qp_num; \
-	FX_PUT(s, "req"); \
-	FX_GET(s, "resp"); \
+		(s)->f.mine.qpn[i_] = (s)->qp[i_]->qp_num; \
+	SU_FAB_PUT(&s->f, "req"); \
+	SU_FAB_GET(&s->f, "resp"); \
 } while (0)
 
-/* The responder: publish qp[0..nqp) and what it filled in s->mine. */
+/* The responder: publish qp[0..nqp) and what it filled in s->f.mine. */
 #define FX_RESP_PUBLISH(s, nqp) do { \
 	int i_; \
 	for (i_ = 0; i_ < (nqp); i_++) \
-		(s)->mine.qpn[i_] = (s)->qp[i_]->qp_num; \
-	FX_PUT(s, "resp"); \
+		(s)->f.mine.qpn[i_] = (s)->qp[i_]->qp_num; \
+	SU_FAB_PUT(&s->f, "resp"); \
 } while (0)
 
 /* Connect qp[0..nqp) to the peer's qpn[0..nqp). */
 #define FX_CONNECT_ALL(s, nqp) do { \
 	int i_; \
 	for (i_ = 0; i_ < (nqp); i_++) { \
-		ASSERT_EQ(0, fx_connect(s, (s)->qp[i_], (s)->peer.qpn[i_], \
-					14, 7)); \
+		ASSERT_EQ(0, su_fab_connect(&(s)->f, (s)->qp[i_], \
+					    (s)->f.peer.qpn[i_], 14, 7)); \
 	} \
 } while (0)
 
 static struct ibv_sge fx_sge(struct side *s, size_t off, uint32_t len)
 {
 	struct ibv_sge g = {
-		.addr = (uintptr_t)s->env.buf + off,
+		.addr = (uintptr_t)s->f.env.buf + off,
 		.length = len,
-		.lkey = s->env.mr->lkey,
+		.lkey = s->f.env.mr->lkey,
 	};
 	return g;
 }
@@ -459,13 +270,13 @@ FIXTURE_TEARDOWN(fx)
 TEST_F_TIMEOUT(fx, rc_send, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_sge g[3];
 	struct ibv_wc wc;
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		FX_REQ_MEET(s, 1);
 		FX_CONNECT_ALL(s, 1);
 		su_fill(b, 4096, 11);
@@ -493,11 +304,11 @@ TEST_F_TIMEOUT(fx, rc_send, FX_TEST_S)
 			EXPECT_EQ(i, wc.wr_id);
 			EXPECT_EQ(IBV_WC_SEND, wc.opcode);
 		}
-		FX_PUT(s, "done");
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
-	FX_GET(s, "req");
+	SU_FAB_GET(&s->f, "req");
 	FX_CONNECT_ALL(s, 1);
 	memset(b, 0xee, FX_BUF);
 	ASSERT_EQ(0, fx_recv(s, s->qp[0], 1, 0, 8192));
@@ -507,7 +318,7 @@ TEST_F_TIMEOUT(fx, rc_send, FX_TEST_S)
 	ASSERT_EQ(0, su_post_recv(s->qp[0], 3, g, 2));
 	ASSERT_EQ(0, fx_recv(s, s->qp[0], 4, FX_MIB, FX_MIB + 4096));
 	FX_RESP_PUBLISH(s, 1);
-	FX_GET(s, "done");
+	SU_FAB_GET(&s->f, "done");
 
 	for (i = 1; i <= 4; i++) {
 		ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->rcq, &wc))
@@ -562,20 +373,20 @@ TEST_F_TIMEOUT(fx, rc_write, FX_TEST_S)
 	static const size_t at[4] = { 0, 131072, 196608, FX_MIB };
 	static const uint32_t len[4] = { 65536, 10000, 5000, FX_MIB };
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_sge g[3];
 	struct ibv_wc wc;
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		uint64_t r;
 		uint32_t rkey;
 
 		FX_REQ_MEET(s, 1);
 		FX_CONNECT_ALL(s, 1);
-		r = s->peer.addr[0];
-		rkey = s->peer.rkey[0];
+		r = s->f.peer.addr[0];
+		rkey = s->f.peer.rkey[0];
 		su_fill(b, 65536, 21);
 		g[0] = fx_sge(s, 0, 65536);
 		ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_WRITE, 1, g, 1,
@@ -603,18 +414,18 @@ TEST_F_TIMEOUT(fx, rc_write, FX_TEST_S)
 			EXPECT_EQ(i, wc.wr_id);
 			EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
 		}
-		FX_PUT(s, "done");
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
-	FX_GET(s, "req");
+	SU_FAB_GET(&s->f, "req");
 	FX_CONNECT_ALL(s, 1);
 	memset(b, 0xee, FX_BUF);
 	ASSERT_EQ(0, fx_recv(s, s->qp[0], 9, 3 * FX_MIB, 64));
-	s->mine.addr[0] = (uintptr_t)b;
-	s->mine.rkey[0] = s->env.mr->rkey;
+	s->f.mine.addr[0] = (uintptr_t)b;
+	s->f.mine.rkey[0] = s->f.env.mr->rkey;
 	FX_RESP_PUBLISH(s, 1);
-	FX_GET(s, "done");
+	SU_FAB_GET(&s->f, "done");
 
 	ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->rcq, &wc))
 		TH_LOG("receive: %s", ibv_wc_status_str(wc.status));
@@ -646,21 +457,21 @@ TEST_F_TIMEOUT(fx, rc_write, FX_TEST_S)
 TEST_F_TIMEOUT(fx, rc_read, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_sge g[3];
 	struct ibv_wc wc;
 	size_t off;
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
-	if (s->me == 0) {
-		FX_GET(s, "req");
+	if (s->f.me == 0) {
+		SU_FAB_GET(&s->f, "req");
 		FX_CONNECT_ALL(s, 1);
 		su_fill(b, 2 * FX_MIB, 31);
-		s->mine.addr[0] = (uintptr_t)b;
-		s->mine.rkey[0] = s->env.mr->rkey;
+		s->f.mine.addr[0] = (uintptr_t)b;
+		s->f.mine.rkey[0] = s->f.env.mr->rkey;
 		FX_RESP_PUBLISH(s, 1);
-		FX_GET(s, "done");
+		SU_FAB_GET(&s->f, "done");
 		EXPECT_EQ(-1, su_check(b, 2 * FX_MIB, 31));
 		EXPECT_EQ(0, su_poll(s->rcq, &wc, 200));
 		EXPECT_EQ(IBV_QPS_RTS, su_qp_state(s->qp[0]));
@@ -672,16 +483,16 @@ TEST_F_TIMEOUT(fx, rc_read, FX_TEST_S)
 	memset(b, 0xee, FX_BUF);
 	g[0] = fx_sge(s, 0, FX_MIB);
 	ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_READ, 1, g, 1,
-			     s->peer.addr[0], s->peer.rkey[0], 0));
+			     s->f.peer.addr[0], s->f.peer.rkey[0], 0));
 	g[0] = fx_sge(s, 2 * FX_MIB, 1000);
 	g[1] = fx_sge(s, 2 * FX_MIB + 4096, 3000);
 	g[2] = fx_sge(s, 2 * FX_MIB + 16384, 2000);
 	ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_READ, 2, g, 3,
-			     s->peer.addr[0] + FX_MIB + 333, s->peer.rkey[0],
+			     s->f.peer.addr[0] + FX_MIB + 333, s->f.peer.rkey[0],
 			     0));
 	g[0] = fx_sge(s, 3 * FX_MIB, 13);
 	ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_READ, 3, g, 1,
-			     s->peer.addr[0] + 777, s->peer.rkey[0], 0));
+			     s->f.peer.addr[0] + 777, s->f.peer.rkey[0], 0));
 	for (i = 1; i <= 3; i++) {
 		ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc))
 			TH_LOG("read %d: %s", i, ibv_wc_status_str(wc.status));
@@ -701,7 +512,7 @@ TEST_F_TIMEOUT(fx, rc_read, FX_TEST_S)
 	EXPECT_EQ(-1, su_check_byte(b + off + 18384, 4096, 0xee));
 	EXPECT_EQ(-1, pat_check(b + 3 * FX_MIB, 13, 31, 777));
 	EXPECT_EQ(-1, su_check_byte(b + 3 * FX_MIB + 13, 4096, 0xee));
-	FX_PUT(s, "done");
+	SU_FAB_PUT(&s->f, "done");
 }
 
 #define W_OFF 4096		/* the atomics' three words in the responder */
@@ -719,25 +530,25 @@ TEST_F_TIMEOUT(fx, rc_atomics, FX_TEST_S)
 {
 	static const uint64_t want[4] = { W0, W2, W1, W1 + 42 };
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	uint64_t w[3];
 	struct ibv_sge g;
 	struct ibv_wc wc;
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
-	if (s->me == 0) {
-		FX_GET(s, "req");
+	if (s->f.me == 0) {
+		SU_FAB_GET(&s->f, "req");
 		FX_CONNECT_ALL(s, 1);
 		memset(b, 0xee, 65536);
 		w[0] = W0;
 		w[1] = W1;
 		w[2] = W2;
 		memcpy(b + W_OFF, w, sizeof(w));
-		s->mine.addr[0] = (uintptr_t)b + W_OFF;
-		s->mine.rkey[0] = s->env.mr->rkey;
+		s->f.mine.addr[0] = (uintptr_t)b + W_OFF;
+		s->f.mine.rkey[0] = s->f.env.mr->rkey;
 		FX_RESP_PUBLISH(s, 1);
-		FX_GET(s, "done");
+		SU_FAB_GET(&s->f, "done");
 		memcpy(w, b + W_OFF, sizeof(w));
 		EXPECT_EQ(W0_SWAP, w[0]);
 		EXPECT_EQ(W1 + 42 + 1000, w[1]);
@@ -754,17 +565,17 @@ TEST_F_TIMEOUT(fx, rc_atomics, FX_TEST_S)
 	memset(b, 0xee, 4096);
 	g = fx_sge(s, 0, 8);
 	ASSERT_EQ(0, fx_atomic(s->qp[0], IBV_WR_ATOMIC_CMP_AND_SWP, 1, &g,
-			       s->peer.addr[0], s->peer.rkey[0], W0, W0_SWAP));
+			       s->f.peer.addr[0], s->f.peer.rkey[0], W0, W0_SWAP));
 	g = fx_sge(s, 64, 8);
 	ASSERT_EQ(0, fx_atomic(s->qp[0], IBV_WR_ATOMIC_CMP_AND_SWP, 2, &g,
-			       s->peer.addr[0] + 16, s->peer.rkey[0], 0x1234,
+			       s->f.peer.addr[0] + 16, s->f.peer.rkey[0], 0x1234,
 			       0x9999));
 	g = fx_sge(s, 128, 8);
 	ASSERT_EQ(0, fx_atomic(s->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 3, &g,
-			       s->peer.addr[0] + 8, s->peer.rkey[0], 42, 0));
+			       s->f.peer.addr[0] + 8, s->f.peer.rkey[0], 42, 0));
 	g = fx_sge(s, 192, 8);
 	ASSERT_EQ(0, fx_atomic(s->qp[0], IBV_WR_ATOMIC_FETCH_AND_ADD, 4, &g,
-			       s->peer.addr[0] + 8, s->peer.rkey[0], 1000, 0));
+			       s->f.peer.addr[0] + 8, s->f.peer.rkey[0], 1000, 0));
 	for (i = 1; i <= 4; i++) {
 		uint64_t got;
 
@@ -777,7 +588,7 @@ TEST_F_TIMEOUT(fx, rc_atomics, FX_TEST_S)
 		EXPECT_EQ(want[i - 1], got) TH_LOG("atomic %d", i);
 		EXPECT_EQ(-1, su_check_byte(b + (i - 1) * 64 + 8, 56, 0xee));
 	}
-	FX_PUT(s, "done");
+	SU_FAB_PUT(&s->f, "done");
 }
 
 /* ------------------------------------------------------------------ */
@@ -793,12 +604,12 @@ TEST_F_TIMEOUT(fx, rc_atomics, FX_TEST_S)
 TEST_F_TIMEOUT(fx, srq_send, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_wc wc;
 	int slot_of[4] = { -1, -1, -1, -1 };
 	int i, m, k;
 
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		struct ibv_sge g;
 
 		ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
@@ -816,7 +627,7 @@ TEST_F_TIMEOUT(fx, srq_send, FX_TEST_S)
 			ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc))
 				TH_LOG("send: %s", ibv_wc_status_str(wc.status));
 		}
-		FX_PUT(s, "done");
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
@@ -825,12 +636,12 @@ TEST_F_TIMEOUT(fx, srq_send, FX_TEST_S)
 			.attr = { .max_wr = 16, .max_sge = 1 },
 		};
 
-		s->srq = ibv_create_srq(s->env.pd, &a);
+		s->srq = ibv_create_srq(s->f.env.pd, &a);
 		ASSERT_NE(NULL, s->srq);
 	}
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, s->srq));
 	ASSERT_NE(NULL, fx_qp(s, 1, IBV_QPT_RC, s->srq));
-	FX_GET(s, "req");
+	SU_FAB_GET(&s->f, "req");
 	FX_CONNECT_ALL(s, 2);
 	memset(b, 0xee, 4 * SRQ_SLOT);
 	for (k = 0; k < 4; k++) {
@@ -839,7 +650,7 @@ TEST_F_TIMEOUT(fx, srq_send, FX_TEST_S)
 		ASSERT_EQ(0, su_post_srq_recv(s->srq, 100 + k, &g, 1));
 	}
 	FX_RESP_PUBLISH(s, 2);
-	FX_GET(s, "done");
+	SU_FAB_GET(&s->f, "done");
 
 	for (i = 0; i < 4; i++) {
 		ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->rcq, &wc))
@@ -870,13 +681,13 @@ TEST_F_TIMEOUT(fx, srq_send, FX_TEST_S)
 TEST_F_TIMEOUT(fx, uc_send_write_imm, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_sge g;
 	struct ibv_wc wc;
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_UC, NULL));
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		FX_REQ_MEET(s, 1);
 		FX_CONNECT_ALL(s, 1);
 		su_fill(b, 2000, 51);
@@ -885,30 +696,30 @@ TEST_F_TIMEOUT(fx, uc_send_write_imm, FX_TEST_S)
 		su_fill(b + 65536, 4096, 52);
 		g = fx_sge(s, 65536, 4096);
 		ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_WRITE, 2, &g, 1,
-				     s->peer.addr[0] + FX_MIB,
-				     s->peer.rkey[0], 0));
+				     s->f.peer.addr[0] + FX_MIB,
+				     s->f.peer.rkey[0], 0));
 		su_fill(b + 131072, 3000, 53);
 		g = fx_sge(s, 131072, 3000);
 		ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_WRITE_WITH_IMM, 3,
-				     &g, 1, s->peer.addr[0] + 2 * FX_MIB,
-				     s->peer.rkey[0], IMM_UC));
+				     &g, 1, s->f.peer.addr[0] + 2 * FX_MIB,
+				     s->f.peer.rkey[0], IMM_UC));
 		for (i = 1; i <= 3; i++) {
 			ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc));
 			EXPECT_EQ(i, wc.wr_id);
 		}
-		FX_PUT(s, "done");
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
-	FX_GET(s, "req");
+	SU_FAB_GET(&s->f, "req");
 	FX_CONNECT_ALL(s, 1);
 	memset(b, 0xee, FX_BUF);
 	ASSERT_EQ(0, fx_recv(s, s->qp[0], 1, 0, 8192));
 	ASSERT_EQ(0, fx_recv(s, s->qp[0], 2, 3 * FX_MIB, 64));
-	s->mine.addr[0] = (uintptr_t)b;
-	s->mine.rkey[0] = s->env.mr->rkey;
+	s->f.mine.addr[0] = (uintptr_t)b;
+	s->f.mine.rkey[0] = s->f.env.mr->rkey;
 	FX_RESP_PUBLISH(s, 1);
-	FX_GET(s, "done");
+	SU_FAB_GET(&s->f, "done");
 
 	ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->rcq, &wc))
 		TH_LOG("receive 1: %s", ibv_wc_status_str(wc.status));
@@ -944,19 +755,19 @@ TEST_F_TIMEOUT(fx, ud_send_grh, FX_TEST_S)
 {
 	static const uint32_t len[2] = { 700, 1000 };
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_sge g;
 	struct ibv_wc wc;
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_UD, NULL));
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		struct ibv_ah_attr av;
 
 		FX_REQ_MEET(s, 1);
-		ASSERT_EQ(0, fx_connect(s, s->qp[0], 0, 0, 0));
-		av = fx_av(s);
-		s->ah = ibv_create_ah(s->env.pd, &av);
+		ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[0], 0, 0, 0));
+		av = su_fab_av(&s->f);
+		s->ah = ibv_create_ah(s->f.env.pd, &av);
 		ASSERT_NE(NULL, s->ah);
 		for (i = 0; i < 2; i++) {
 			su_fill(b + i * 65536, len[i], 61 + i);
@@ -964,23 +775,23 @@ TEST_F_TIMEOUT(fx, ud_send_grh, FX_TEST_S)
 			ASSERT_EQ(0, su_post_ud(s->qp[0], i ? IBV_WR_SEND_WITH_IMM :
 						IBV_WR_SEND, i + 1, &g, 1,
 						IBV_SEND_SIGNALED, s->ah,
-						s->peer.qpn[0], s->peer.qkey,
+						s->f.peer.qpn[0], s->f.peer.qkey,
 						0x0badcafe));
 			ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc));
 		}
-		FX_PUT(s, "done");
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
-	FX_GET(s, "req");
-	ASSERT_EQ(0, fx_connect(s, s->qp[0], 0, 0, 0));
+	SU_FAB_GET(&s->f, "req");
+	ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[0], 0, 0, 0));
 	memset(b, 0xee, 2 * 65536);
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, fx_recv(s, s->qp[0], i + 1, i * 65536, FX_RX_UD));
 	}
-	s->mine.qkey = FX_QKEY;
+	s->f.mine.qkey = SU_FAB_QKEY;
 	FX_RESP_PUBLISH(s, 1);
-	FX_GET(s, "done");
+	SU_FAB_GET(&s->f, "done");
 
 	for (i = 0; i < 2; i++) {
 		const uint8_t *rx = b + i * 65536;
@@ -996,17 +807,17 @@ TEST_F_TIMEOUT(fx, ud_send_grh, FX_TEST_S)
 		if (i) {
 			EXPECT_EQ(0x0badcafe, ntohl(wc.imm_data));
 		}
-		EXPECT_EQ(s->peer.qpn[0], wc.src_qp);
+		EXPECT_EQ(s->f.peer.qpn[0], wc.src_qp);
 		EXPECT_EQ(s->qp[0]->qp_num, wc.qp_num);
 		/* with ImmDt after DETH in the second */
-		EXPECT_EQ(0, su_grh_ipv4_check(rx, s->peer.gid, s->mine.gid,
+		EXPECT_EQ(0, su_grh_ipv4_check(rx, s->f.peer.gid, s->f.mine.gid,
 					       (i ? 4 : 0) + len[i]));
-		EXPECT_EQ(0, ibv_init_ah_from_wc(s->env.ctx, 1, &wc,
+		EXPECT_EQ(0, ibv_init_ah_from_wc(s->f.env.ctx, 1, &wc,
 						 (struct ibv_grh *)rx, &back));
 		EXPECT_EQ(1, back.is_global);
-		EXPECT_EQ(0, memcmp(back.grh.dgid.raw, s->peer.gid, 16))
+		EXPECT_EQ(0, memcmp(back.grh.dgid.raw, s->f.peer.gid, 16))
 			TH_LOG("source GID of datagram %d", i + 1);
-		EXPECT_EQ(s->env.gid_index, back.grh.sgid_index);
+		EXPECT_EQ(s->f.env.gid_index, back.grh.sgid_index);
 		EXPECT_EQ(-1, su_check(rx + VRNIC_GRH_SIZE, len[i], 61 + i));
 		EXPECT_EQ(-1, su_check_byte(rx + VRNIC_GRH_SIZE + len[i],
 					    FX_RX_UD - VRNIC_GRH_SIZE - len[i],
@@ -1094,11 +905,11 @@ FIXTURE_TEARDOWN(xerr)
 TEST_F_TIMEOUT(xerr, row, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_wc wc;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		struct ibv_sge g = fx_sge(s, 0, variant->len);
 		uint64_t raddr;
 		uint32_t rkey;
@@ -1107,8 +918,8 @@ TEST_F_TIMEOUT(xerr, row, FX_TEST_S)
 		FX_REQ_MEET(s, 1);
 		FX_CONNECT_ALL(s, 1);
 		su_fill(b, 65536, 71);
-		raddr = s->peer.addr[0] + variant->off;
-		rkey = s->peer.rkey[0] ^ variant->key_flip;
+		raddr = s->f.peer.addr[0] + variant->off;
+		rkey = s->f.peer.rkey[0] ^ variant->key_flip;
 		if (variant->op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			ASSERT_EQ(0, fx_atomic(s->qp[0], variant->op, 1, &g,
 					       raddr, rkey, 1, 0));
@@ -1123,28 +934,28 @@ TEST_F_TIMEOUT(xerr, row, FX_TEST_S)
 		EXPECT_EQ(IBV_QPS_ERR, su_qp_state(s->qp[0]));
 		/* Nothing came back into the local buffer either. */
 		EXPECT_EQ(-1, su_check(b, 65536, 71));
-		FX_PUT(s, "done");
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
-	FX_GET(s, "req");
+	SU_FAB_GET(&s->f, "req");
 	FX_CONNECT_ALL(s, 1);
 	s->mbuf[0] = aligned_alloc(4096, 3 * ERR_PAGE);
 	ASSERT_NE(NULL, s->mbuf[0]);
 	su_fill(s->mbuf[0], 3 * ERR_PAGE, 72);
 	if (variant->other_pd) {
-		s->pd2 = ibv_alloc_pd(s->env.ctx);
+		s->pd2 = ibv_alloc_pd(s->f.env.ctx);
 		ASSERT_NE(NULL, s->pd2);
 	}
-	s->mr[0] = ibv_reg_mr(variant->other_pd ? s->pd2 : s->env.pd,
+	s->mr[0] = ibv_reg_mr(variant->other_pd ? s->pd2 : s->f.env.pd,
 			      s->mbuf[0] + ERR_PAGE, ERR_PAGE, variant->access);
 	ASSERT_NE(NULL, s->mr[0]) TH_LOG("reg_mr: %s", strerror(errno));
-	s->mine.addr[0] = (uintptr_t)s->mbuf[0] + ERR_PAGE;
-	s->mine.rkey[0] = s->mr[0]->rkey;
+	s->f.mine.addr[0] = (uintptr_t)s->mbuf[0] + ERR_PAGE;
+	s->f.mine.rkey[0] = s->mr[0]->rkey;
 	FX_RESP_PUBLISH(s, 1);
-	FX_GET(s, "done");
+	SU_FAB_GET(&s->f, "done");
 
-	EXPECT_TRUE(su_wait_async(s->env.ctx, IBV_EVENT_QP_ACCESS_ERR,
+	EXPECT_TRUE(su_wait_async(s->f.env.ctx, IBV_EVENT_QP_ACCESS_ERR,
 				  s->qp[0], SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(s->qp[0]));
 	EXPECT_EQ(0, su_poll(s->rcq, &wc, 200));
@@ -1187,7 +998,7 @@ static int guess_write(struct side *s, size_t loff, uint64_t raddr,
 
 	for (tries = 0; tries < 50; tries++) {
 		/* timeout 12 (16 ms), 7 retries: the peer reconnects in less */
-		if (fx_connect(s, s->qp[0], s->peer.qpn[0], 12, 7))
+		if (su_fab_connect(&s->f, s->qp[0], s->f.peer.qpn[0], 12, 7))
 			return -2;
 		if (fx_post(s->qp[0], IBV_WR_RDMA_WRITE, 1, &g, 1, raddr, rkey,
 			    0))
@@ -1195,7 +1006,7 @@ static int guess_write(struct side *s, size_t loff, uint64_t raddr,
 		st = fx_status(s->scq, &wc);
 		if (st != IBV_WC_RETRY_EXC_ERR)
 			break;
-		if (fx_exists(s->test, "end0"))
+		if (su_fab_exists(&s->f, "end0"))
 			return -4;	/* nobody reconnects any more */
 		(*retries)++;
 	}
@@ -1216,13 +1027,13 @@ static int guess_write(struct side *s, size_t loff, uint64_t raddr,
 TEST_F_TIMEOUT(fx, guess_rkeys, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	static const size_t len[3] = { 4096, 65536, 4096 };
 	static const unsigned int seed[3] = { 84, 81, 85 };
 	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_RC, NULL));
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		uint32_t keys[2 * 2 * 2 * GUESS_SPAN], n = 0, errors = 0;
 		uint32_t retries = 0, key, base;
 		int k, d, form, st = -1;
@@ -1231,20 +1042,20 @@ TEST_F_TIMEOUT(fx, guess_rkeys, FX_TEST_S)
 		su_fill(b, 64, 82);
 		su_fill(b + 4096, 64, 83);
 		for (k = 1; k <= 2; k++) {
-			base = s->peer.rkey[k];
+			base = s->f.peer.rkey[k];
 			for (form = 0; form < 2; form++) {
 				for (d = -GUESS_SPAN; d <= GUESS_SPAN; d++) {
 					key = base + (form ? (uint32_t)d << 8 :
 						      (uint32_t)d);
-					if (key != s->peer.rkey[0] &&
-					    key != s->peer.rkey[1] &&
-					    key != s->peer.rkey[2])
+					if (key != s->f.peer.rkey[0] &&
+					    key != s->f.peer.rkey[1] &&
+					    key != s->f.peer.rkey[2])
 						keys[n++] = key;
 				}
 			}
 		}
 		for (i = 0; i < (int)n; i++) {
-			st = guess_write(s, 0, s->peer.addr[3], keys[i],
+			st = guess_write(s, 0, s->f.peer.addr[3], keys[i],
 					 &retries);
 			ASSERT_NE(-4, st) TH_LOG("guest 0 ended the test");
 			/* After a hit the PSNs part: stop there. */
@@ -1256,39 +1067,39 @@ TEST_F_TIMEOUT(fx, guess_rkeys, FX_TEST_S)
 		EXPECT_LE(250, n);
 		/* The way in works with the key it was given. */
 		if (errors == n) {
-			st = guess_write(s, 4096, s->peer.addr[0],
-					 s->peer.rkey[0], &retries);
+			st = guess_write(s, 4096, s->f.peer.addr[0],
+					 s->f.peer.rkey[0], &retries);
 			EXPECT_EQ(IBV_WC_SUCCESS, st)
 				TH_LOG("the real rkey: %d", st);
 		}
 		TH_LOG("%u rkeys guessed, %u refused, %u retries", n, errors,
 		       retries);
-		s->mine.n[0] = errors;
-		s->mine.n[1] = n;
-		FX_PUT(s, "done");
+		s->f.mine.n[0] = errors;
+		s->f.mine.n[1] = n;
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
-	FX_GET(s, "req");
-	ASSERT_EQ(0, fx_connect(s, s->qp[0], s->peer.qpn[0], 14, 7));
+	SU_FAB_GET(&s->f, "req");
+	ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[0], s->f.peer.qpn[0], 14, 7));
 	for (i = 0; i < 3; i++) {
 		s->mbuf[i] = aligned_alloc(4096, len[i]);
 		ASSERT_NE(NULL, s->mbuf[i]);
 		su_fill(s->mbuf[i], len[i], seed[i]);
-		s->mr[i] = ibv_reg_mr(s->env.pd, s->mbuf[i], len[i], SU_MR_ALL);
+		s->mr[i] = ibv_reg_mr(s->f.env.pd, s->mbuf[i], len[i], SU_MR_ALL);
 		ASSERT_NE(NULL, s->mr[i]);
 	}
-	s->mine.addr[0] = (uintptr_t)b;
-	s->mine.rkey[0] = s->env.mr->rkey;
-	s->mine.addr[1] = (uintptr_t)s->mbuf[0];
-	s->mine.rkey[1] = s->mr[0]->rkey;
-	s->mine.addr[2] = (uintptr_t)s->mbuf[2];
-	s->mine.rkey[2] = s->mr[2]->rkey;
-	s->mine.addr[3] = (uintptr_t)s->mbuf[1];	/* its rkey stays here */
+	s->f.mine.addr[0] = (uintptr_t)b;
+	s->f.mine.rkey[0] = s->f.env.mr->rkey;
+	s->f.mine.addr[1] = (uintptr_t)s->mbuf[0];
+	s->f.mine.rkey[1] = s->mr[0]->rkey;
+	s->f.mine.addr[2] = (uintptr_t)s->mbuf[2];
+	s->f.mine.rkey[2] = s->mr[2]->rkey;
+	s->f.mine.addr[3] = (uintptr_t)s->mbuf[1];	/* its rkey stays here */
 	FX_RESP_PUBLISH(s, 1);
 
 	{
-		long end = su_now_ms() + FX_WAIT_MS;
+		long end = su_now_ms() + SU_FAB_WAIT_MS;
 		uint32_t errors = 0, failed = 0;
 
 		/*
@@ -1298,24 +1109,24 @@ TEST_F_TIMEOUT(fx, guess_rkeys, FX_TEST_S)
 		 */
 		for (;;) {
 			/* done comes before end1: end1 first, then done. */
-			int ended = fx_exists(s->test, "end1");
+			int ended = su_fab_exists(&s->f, "end1");
 
-			if (fx_exists(s->test, "done"))
+			if (su_fab_exists(&s->f, "done"))
 				break;
 			ASSERT_FALSE(ended) TH_LOG("guest 1 ended the test");
 			ASSERT_LT(su_now_ms(), end)
 				TH_LOG("%u errors, %u failed reconnects so far",
 				       errors, failed);
-			if (!fx_event(s->env.ctx, IBV_EVENT_QP_ACCESS_ERR,
+			if (!fx_event(s->f.env.ctx, IBV_EVENT_QP_ACCESS_ERR,
 				      s->qp[0], 100))
 				continue;
 			errors++;
-			end = su_now_ms() + FX_WAIT_MS;
-			if (fx_connect(s, s->qp[0], s->peer.qpn[0], 14, 7))
+			end = su_now_ms() + SU_FAB_WAIT_MS;
+			if (su_fab_connect(&s->f, s->qp[0], s->f.peer.qpn[0], 14, 7))
 				failed++;
 		}
-		FX_GET(s, "done");
-		EXPECT_EQ(s->peer.n[0], errors);
+		SU_FAB_GET(&s->f, "done");
+		EXPECT_EQ(s->f.peer.n[0], errors);
 	}
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(-1, su_check(s->mbuf[i], len[i], seed[i]))
@@ -1330,8 +1141,8 @@ static uint32_t qpn_near(struct side *s, uint32_t base, int d)
 {
 	uint32_t x = (base + d) & 0xffffff;
 
-	if (x < 2 || x == 0xffffff || x == s->peer.qpn[1] ||
-	    x == s->peer.qpn[2])
+	if (x < 2 || x == 0xffffff || x == s->f.peer.qpn[1] ||
+	    x == s->f.peer.qpn[2])
 		return 0;
 	return x;
 }
@@ -1352,12 +1163,12 @@ static uint32_t qpn_near(struct side *s, uint32_t base, int d)
 TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 {
 	struct side *s = &self->s;
-	uint8_t *b = s->env.buf;
+	uint8_t *b = s->f.env.buf;
 	struct ibv_wc wc;
 	struct ibv_sge g;
 	int i;
 
-	if (s->me == 1) {
+	if (s->f.me == 1) {
 		uint32_t ud = 0, rc = 0, base, x;
 		struct ibv_ah_attr av;
 		long drops;
@@ -1367,10 +1178,10 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 		ASSERT_NE(NULL, fx_qp(s, 1, IBV_QPT_RC, NULL));
 		ASSERT_NE(NULL, fx_qp(s, 2, IBV_QPT_UD, NULL));
 		FX_REQ_MEET(s, 3);
-		ASSERT_EQ(0, fx_connect(s, s->qp[1], s->peer.qpn[1], 14, 7));
-		ASSERT_EQ(0, fx_connect(s, s->qp[2], 0, 0, 0));
-		av = fx_av(s);
-		s->ah = ibv_create_ah(s->env.pd, &av);
+		ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[1], s->f.peer.qpn[1], 14, 7));
+		ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[2], 0, 0, 0));
+		av = su_fab_av(&s->f);
+		s->ah = ibv_create_ah(s->f.env.pd, &av);
 		ASSERT_NE(NULL, s->ah);
 		su_fill(b, 64, 91);
 		su_fill(b + 4096, 64, 92);
@@ -1381,7 +1192,7 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 		ASSERT_LE(0, drops);
 		g = fx_sge(s, 0, 64);
 		for (k = 1; k <= 2; k++) {
-			base = s->peer.qpn[k];
+			base = s->f.peer.qpn[k];
 			for (d = -QPN_UD_SPAN; d <= QPN_UD_SPAN; d++) {
 				x = d ? qpn_near(s, base, d) : 0;
 				if (!x)
@@ -1389,7 +1200,7 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 				ASSERT_EQ(0, su_post_ud(s->qp[2], IBV_WR_SEND,
 							x, &g, 1,
 							IBV_SEND_SIGNALED,
-							s->ah, x, s->peer.qkey,
+							s->ah, x, s->f.peer.qkey,
 							0));
 				ASSERT_EQ(IBV_WC_SUCCESS,
 					  fx_status(s->scq, &wc));
@@ -1402,18 +1213,18 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 
 		g = fx_sge(s, 12288, 64);
 		for (k = 1; k <= 2; k++) {
-			base = s->peer.qpn[k];
+			base = s->f.peer.qpn[k];
 			for (d = -QPN_RC_SPAN; d <= QPN_RC_SPAN; d++) {
 				x = d ? qpn_near(s, base, d) : 0;
 				if (!x)
 					continue;
 				/* timeout 1, no retry: it fails fast */
-				ASSERT_EQ(0, fx_connect(s, s->qp[0], x, 1, 0));
+				ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[0], x, 1, 0));
 				ASSERT_EQ(0, fx_post(s->qp[0],
 						     IBV_WR_RDMA_WRITE, x, &g,
-						     1, s->peer.addr[0] +
+						     1, s->f.peer.addr[0] +
 						     SENTINEL,
-						     s->peer.rkey[0], 0));
+						     s->f.peer.rkey[0], 0));
 				st = fx_status(s->scq, &wc);
 				EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, st)
 					TH_LOG("QPN %#x: status %d", x, st);
@@ -1426,16 +1237,16 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 		g = fx_sge(s, 4096, 64);
 		ASSERT_EQ(0, su_post_ud(s->qp[2], IBV_WR_SEND, 1, &g, 1,
 					IBV_SEND_SIGNALED, s->ah,
-					s->peer.qpn[2], s->peer.qkey, 0));
+					s->f.peer.qpn[2], s->f.peer.qkey, 0));
 		EXPECT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc));
 		g = fx_sge(s, 8192, 64);
 		ASSERT_EQ(0, fx_post(s->qp[1], IBV_WR_RDMA_WRITE, 2, &g, 1,
-				     s->peer.addr[0], s->peer.rkey[0], 0));
+				     s->f.peer.addr[0], s->f.peer.rkey[0], 0));
 		EXPECT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc));
 		TH_LOG("%u UD and %u RC QPNs guessed", ud, rc);
-		s->mine.n[0] = ud;
-		s->mine.n[1] = rc;
-		FX_PUT(s, "done");
+		s->f.mine.n[0] = ud;
+		s->f.mine.n[1] = rc;
+		SU_FAB_PUT(&s->f, "done");
 		return;
 	}
 
@@ -1443,11 +1254,11 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 	ASSERT_NE(NULL, fx_qp(s, 1, IBV_QPT_RC, NULL));	/* K2 */
 	ASSERT_NE(NULL, fx_qp(s, 2, IBV_QPT_UD, NULL));	/* K */
 	ASSERT_NE(NULL, fx_qp(s, 3, IBV_QPT_UD, NULL));	/* U */
-	FX_GET(s, "req");
-	ASSERT_EQ(0, fx_connect(s, s->qp[0], s->peer.qpn[0], 14, 7));
-	ASSERT_EQ(0, fx_connect(s, s->qp[1], s->peer.qpn[1], 14, 7));
-	ASSERT_EQ(0, fx_connect(s, s->qp[2], 0, 0, 0));
-	ASSERT_EQ(0, fx_connect(s, s->qp[3], 0, 0, 0));
+	SU_FAB_GET(&s->f, "req");
+	ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[0], s->f.peer.qpn[0], 14, 7));
+	ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[1], s->f.peer.qpn[1], 14, 7));
+	ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[2], 0, 0, 0));
+	ASSERT_EQ(0, su_fab_connect(&s->f, s->qp[3], 0, 0, 0));
 	su_fill(b + SENTINEL, 65536, 95);
 	memset(b + 3 * FX_MIB, 0xee, 5 * 65536);
 	ASSERT_EQ(0, fx_recv(s, s->qp[2], 1, 3 * FX_MIB, FX_RX_UD));
@@ -1455,13 +1266,13 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 		ASSERT_EQ(0, fx_recv(s, s->qp[3], 10 + i, 3 * FX_MIB + i * 65536,
 				     FX_RX_UD));
 	}
-	s->mine.qpn[1] = s->qp[1]->qp_num;
-	s->mine.qpn[2] = s->qp[2]->qp_num;
-	s->mine.qkey = FX_QKEY;
-	s->mine.addr[0] = (uintptr_t)b;
-	s->mine.rkey[0] = s->env.mr->rkey;
-	FX_PUT(s, "resp");
-	FX_GET(s, "done");
+	s->f.mine.qpn[1] = s->qp[1]->qp_num;
+	s->f.mine.qpn[2] = s->qp[2]->qp_num;
+	s->f.mine.qkey = SU_FAB_QKEY;
+	s->f.mine.addr[0] = (uintptr_t)b;
+	s->f.mine.rkey[0] = s->f.env.mr->rkey;
+	SU_FAB_PUT(&s->f, "resp");
+	SU_FAB_GET(&s->f, "done");
 
 	/* Only the datagram to K arrived, nothing reached U or H. */
 	ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->rcq, &wc))
@@ -1469,7 +1280,7 @@ TEST_F_TIMEOUT(fx, guess_qpns, FX_TEST_S)
 	EXPECT_EQ(s->qp[2]->qp_num, wc.qp_num);
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(VRNIC_GRH_SIZE + 64, wc.byte_len);
-	EXPECT_EQ(s->peer.qpn[2], wc.src_qp);
+	EXPECT_EQ(s->f.peer.qpn[2], wc.src_qp);
 	EXPECT_EQ(-1, su_check(b + 3 * FX_MIB + VRNIC_GRH_SIZE, 64, 92));
 	EXPECT_EQ(0, su_poll(s->rcq, &wc, 200))
 		TH_LOG("stray receive on QP %#x, wr_id %lu", wc.qp_num,

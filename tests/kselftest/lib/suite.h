@@ -489,4 +489,89 @@ int su_verifier_stop(struct su_verifier *v, int min_more,
 	TH_LOG("bystander: %d verified rounds", vs_.rounds); \
 } while (0)
 
+/* ------------------------------------------------------------------ */
+/* Two guests of one fabric (scripts/vm --vms 2, VRNIC_SHARED)         */
+/* ------------------------------------------------------------------ */
+
+#define SU_FAB_WAIT_MS 120000	/* any one wait for the peer */
+#define SU_FAB_NQP 4
+#define SU_FAB_NKEY 4
+#define SU_FAB_MAGIC 0x78766d31u
+#define SU_FAB_QKEY 0x11111111u
+
+/* What one side tells the other, as a file both read with the same ABI. */
+struct su_fab_info {
+	uint32_t magic;
+	uint8_t gid[16];
+	uint32_t qpn[SU_FAB_NQP];
+	uint64_t addr[SU_FAB_NKEY];
+	uint32_t rkey[SU_FAB_NKEY];
+	uint32_t qkey;
+	uint32_t n[4];		/* counts one side tells the other */
+};
+
+/*
+ * One guest's side of a test: it meets its peer through files
+ * VRNIC_SHARED/<test>.<what>, written under a temporary name and renamed.
+ * <test>.end<i> says that guest i is done with the test, or failed early.
+ */
+struct su_fab {
+	int me;			/* VRNIC_VM_INDEX: 0 or 1 */
+	char test[64];		/* names this test's files */
+	struct su_env env;	/* whatever the test opens there */
+	struct su_fab_info mine, peer;
+};
+
+/* Name @test and read the environment: 0, or -EINVAL if not two guests. */
+int su_fab_init(struct su_fab *f, const char *test);
+int su_fab_exists(const struct su_fab *f, const char *what);
+
+/* @len bytes of @data as <test>.<what>, whole or not at all. */
+int su_fab_write(struct su_fab *f, const char *what, const void *data,
+		 size_t len);
+
+/* f->mine as <test>.<what>. */
+int su_fab_put(struct su_fab *f, const char *what);
+void su_fab_end(struct su_fab *f);
+
+/*
+ * Wait for the peer's <test>.<what> and read it into f->peer: 0, or
+ * -ECANCELED when the peer ended the test first (it failed there), or
+ * -ETIMEDOUT after SU_FAB_WAIT_MS.
+ */
+int su_fab_get(struct su_fab *f, const char *what);
+
+/* Wait for guest 0's end of the test: 0 or -ETIMEDOUT. */
+int su_fab_wait_end(struct su_fab *f);
+
+/* The peer's GID as an AV, from f->env's GID. */
+struct ibv_ah_attr su_fab_av(const struct su_fab *f);
+
+/*
+ * RESET, INIT, RTR towards @dest on the peer (RC, UC) and RTS, PSNs 0;
+ * @timeout and @retry_cnt for an RC requester. 0 or the failed step (< 0).
+ */
+int su_fab_connect(struct su_fab *f, struct ibv_qp *qp, uint32_t dest,
+		   uint8_t timeout, uint8_t retry_cnt);
+
+/* For kselftest_harness tests: fail when not run in both guests. */
+#define SU_FAB_ASSERT_INIT(f, test, prog) do { \
+	ASSERT_EQ(0, su_fab_init(f, test)) \
+		TH_LOG("needs both guests of scripts/vm --vms 2 (VRNIC_VMS=2, " \
+		       "VRNIC_VM_INDEX, VRNIC_SHARED): run it with " \
+		       "FABRIC_RUNS=ks:%s tests/integration/fabric/run", prog); \
+} while (0)
+
+#define SU_FAB_GET(f, what) do { \
+	int e_ = su_fab_get(f, what); \
+	ASSERT_EQ(0, e_) TH_LOG("%s.%s from guest %d: %s", (f)->test, what, \
+				!(f)->me, e_ == -ECANCELED ? \
+				"it ended the test (failed there)" : \
+				strerror(-e_)); \
+} while (0)
+
+#define SU_FAB_PUT(f, what) do { \
+	ASSERT_EQ(0, su_fab_put(f, what)); \
+} while (0)
+
 #endif /* VRNIC_SUITE_H */
