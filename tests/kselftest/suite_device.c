@@ -567,15 +567,7 @@ static int write_str(const char *path, const char *s)
 
 static int kmsg_vrnic_lines(void)
 {
-	FILE *p = popen("dmesg | grep -c vrnic", "r");
-	int n = -1;
-
-	if (!p)
-		return -1;
-	if (fscanf(p, "%d", &n) != 1)
-		n = -1;
-	pclose(p);
-	return n;
+	return su_sh_number("dmesg | grep -c vrnic");
 }
 
 static char saved_addrs[1024];

@@ -64,6 +64,13 @@ void su_restore_netdev_addrs(char *buf);
 /* Runs a formatted shell command; its exit status as system() gives it. */
 int su_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The number a shell command prints first, or -1. */
+long su_sh_number(const char *cmd);
+
+/* Kernel warnings, bugs and oopses in the log so far, or -1. */
+#define SU_KMSG_SPLATS "dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace:'"
+#define su_kmsg_splats() su_sh_number(SU_KMSG_SPLATS " | wc -l")
+
 /* Port 1 of vrnic0 is ACTIVE. */
 int su_port_active(void);
 

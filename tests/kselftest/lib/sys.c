@@ -113,6 +113,19 @@ int su_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+long su_sh_number(const char *cmd)
+{
+	FILE *p = popen(cmd, "r");
+	long n = -1;
+
+	if (!p)
+		return -1;
+	if (fscanf(p, "%ld", &n) != 1)
+		n = -1;
+	pclose(p);
+	return n;
+}
+
 pid_t su_spawn(void (*fn)(int rfd, int wfd), int *to, int *from)
 {
 	int a[2], b[2];
