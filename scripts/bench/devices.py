@@ -31,6 +31,15 @@ def netdev_of(device):
     return out[out.index("netdev") + 1] if "netdev" in out else None
 
 
+def ipv4_of(device):
+    """The IPv4 address of the device's netdev, which rdma_cm resolves to it."""
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show", "dev", netdev_of(device)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    if "inet" not in out:
+        raise RuntimeError(f"{device}: its netdev has no IPv4 address")
+    return out[out.index("inet") + 1].split("/")[0]
+
+
 def bring_up_rxe(netdev="eth0"):
     if not os.path.exists(f"{SYS}/rxe0"):
         subprocess.run(["modprobe", "rdma_rxe"], check=True)

@@ -60,8 +60,10 @@ def measured(res):
 
 
 def run(test, device, gid_index, size=None, port=18515, extra=(), all_sizes=False,
-        timeout=300, client_prefix=()):
-    """Run server and client of `test` on `device`; return (results, client output)."""
+        timeout=300, client_prefix=(), addr="127.0.0.1"):
+    """Run server and client of `test` on `device`, the client connecting to
+    `addr` (with -R, rdma_cm finds the device from it); return (results,
+    client output)."""
     args = [test, "-d", device, "-x", str(gid_index), "-F", "-p", str(port), *extra]
     if all_sizes:
         args.append("-a")
@@ -72,7 +74,7 @@ def run(test, device, gid_index, size=None, port=18515, extra=(), all_sizes=Fals
         time.sleep(0.5)
         client = None
         for _ in range(20):  # the server may not listen yet
-            client = subprocess.run([*client_prefix, *args, "127.0.0.1"], capture_output=True,
+            client = subprocess.run([*client_prefix, *args, addr], capture_output=True,
                                     text=True, timeout=timeout)
             if client.returncode == 0 or "Couldn't connect" not in client.stdout + client.stderr:
                 break
