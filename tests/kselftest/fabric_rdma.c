@@ -177,15 +177,8 @@ static int fx_post(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
 		   struct ibv_sge *sg, int n, uint64_t raddr, uint32_t rkey,
 		   uint32_t imm)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = sg, .num_sge = n, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(imm),
-	};
-	struct ibv_send_wr *bad;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(qp, &wr, &bad);
+	return su_post_send_imm(qp, op, wr_id, sg, n, IBV_SEND_SIGNALED, raddr,
+				rkey, imm);
 }
 
 static int fx_atomic(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t wr_id,
@@ -217,6 +210,26 @@ static int fx_recv(struct side *s, struct ibv_qp *qp, uint64_t wr_id,
 static int fx_status(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	return su_poll(cq, wc, SU_TIMEOUT_MS) == 1 ? (int)wc->status : -1;
+}
+
+/*
+ * The requester's WRs 1..@n completed in order, successfully, each with
+ * opcode @op (-1: not checked); then "done" tells the responder to look.
+ */
+static void fx_sent(struct __test_metadata *_metadata, struct side *s, int n,
+		    int op)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 1; i <= n; i++) {
+		ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc))
+			TH_LOG("WR %d: %s", i, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(i, wc.wr_id);
+		if (op >= 0)
+			EXPECT_EQ(op, wc.opcode);
+	}
+	SU_FAB_PUT(&s->f, "done");
 }
 
 /*
@@ -297,14 +310,7 @@ TEST_F_TIMEOUT(fx, rc_send, FX_TEST_S)
 		su_fill(b + 2 * FX_MIB, FX_MIB, 14);
 		g[0] = fx_sge(s, 2 * FX_MIB, FX_MIB);
 		ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_SEND, 4, g, 1, 0, 0, 0));
-		for (i = 1; i <= 4; i++) {
-			ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc))
-				TH_LOG("send %d: %s", i,
-				       ibv_wc_status_str(wc.status));
-			EXPECT_EQ(i, wc.wr_id);
-			EXPECT_EQ(IBV_WC_SEND, wc.opcode);
-		}
-		SU_FAB_PUT(&s->f, "done");
+		fx_sent(_metadata, s, 4, IBV_WC_SEND);
 		return;
 	}
 
@@ -407,14 +413,7 @@ TEST_F_TIMEOUT(fx, rc_write, FX_TEST_S)
 		g[0] = fx_sge(s, FX_MIB, FX_MIB);
 		ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_WRITE, 4, g, 1,
 				     r + at[3], rkey, 0));
-		for (i = 1; i <= 4; i++) {
-			ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc))
-				TH_LOG("write %d: %s", i,
-				       ibv_wc_status_str(wc.status));
-			EXPECT_EQ(i, wc.wr_id);
-			EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
-		}
-		SU_FAB_PUT(&s->f, "done");
+		fx_sent(_metadata, s, 4, IBV_WC_RDMA_WRITE);
 		return;
 	}
 
@@ -684,7 +683,6 @@ TEST_F_TIMEOUT(fx, uc_send_write_imm, FX_TEST_S)
 	uint8_t *b = s->f.env.buf;
 	struct ibv_sge g;
 	struct ibv_wc wc;
-	int i;
 
 	ASSERT_NE(NULL, fx_qp(s, 0, IBV_QPT_UC, NULL));
 	if (s->f.me == 1) {
@@ -703,11 +701,7 @@ TEST_F_TIMEOUT(fx, uc_send_write_imm, FX_TEST_S)
 		ASSERT_EQ(0, fx_post(s->qp[0], IBV_WR_RDMA_WRITE_WITH_IMM, 3,
 				     &g, 1, s->f.peer.addr[0] + 2 * FX_MIB,
 				     s->f.peer.rkey[0], IMM_UC));
-		for (i = 1; i <= 3; i++) {
-			ASSERT_EQ(IBV_WC_SUCCESS, fx_status(s->scq, &wc));
-			EXPECT_EQ(i, wc.wr_id);
-		}
-		SU_FAB_PUT(&s->f, "done");
+		fx_sent(_metadata, s, 3, -1);
 		return;
 	}
 

@@ -50,18 +50,11 @@ static int write_imm(struct su_pair *p, uint64_t wr_id, size_t src,
 		     size_t dst, uint32_t len, uint32_t imm, int solicited)
 {
 	struct ibv_sge s = su_sge(p, src, len);
-	struct ibv_send_wr wr = {
-		.wr_id = wr_id, .sg_list = &s, .num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
-		.send_flags = IBV_SEND_SIGNALED |
-			      (solicited ? IBV_SEND_SOLICITED : 0),
-		.imm_data = htonl(imm),
-		.wr.rdma = { .remote_addr = su_addr(p, dst),
-			     .rkey = p->env.mr->rkey },
-	};
-	struct ibv_send_wr *bad;
 
-	return ibv_post_send(p->qp[0], &wr, &bad);
+	return su_post_send_imm(p->qp[0], IBV_WR_RDMA_WRITE_WITH_IMM, wr_id,
+				&s, 1, IBV_SEND_SIGNALED |
+				(solicited ? IBV_SEND_SOLICITED : 0),
+				su_addr(p, dst), p->env.mr->rkey, imm);
 }
 
 FIXTURE(chan) {

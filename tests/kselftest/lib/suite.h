@@ -185,6 +185,11 @@ int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
 		 uint64_t wr_id, struct ibv_sge *s, int n,
 		 unsigned int flags, uint64_t raddr,
 		 uint32_t rkey);
+/* su_post_send() with an immediate (@imm in host order). */
+int su_post_send_imm(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		     uint64_t wr_id, struct ibv_sge *s, int n,
+		     unsigned int flags, uint64_t raddr, uint32_t rkey,
+		     uint32_t imm);
 int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
 		 struct ibv_sge *s, int n);
 int su_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id,

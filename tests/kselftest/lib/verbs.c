@@ -303,20 +303,28 @@ uint64_t su_addr(struct su_pair *p, size_t off)
 	return (uintptr_t)p->env.buf + off;
 }
 
-int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
-		 uint64_t wr_id, struct ibv_sge *s, int n,
-		 unsigned int flags, uint64_t raddr,
-		 uint32_t rkey)
+int su_post_send_imm(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		     uint64_t wr_id, struct ibv_sge *s, int n,
+		     unsigned int flags, uint64_t raddr, uint32_t rkey,
+		     uint32_t imm)
 {
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = s, .num_sge = n, .opcode = op,
-		.send_flags = flags,
+		.send_flags = flags, .imm_data = htonl(imm),
 	};
 	struct ibv_send_wr *bad;
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return ibv_post_send(qp, &wr, &bad);
+}
+
+int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
+		 uint64_t wr_id, struct ibv_sge *s, int n,
+		 unsigned int flags, uint64_t raddr,
+		 uint32_t rkey)
+{
+	return su_post_send_imm(qp, op, wr_id, s, n, flags, raddr, rkey, 0);
 }
 
 int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
