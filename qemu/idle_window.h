@@ -25,7 +25,7 @@ class IdleWindow {
     bool contended() const { return now_short_; }
 
     // At each decision to sleep, with the time (ns). The count is a
-    // system call (about 0.25 us): read it at most every kCheckNs.
+    // system call: read it at most every kCheckNs.
     void update(uint64_t now) {
         if (now - checked_ >= kCheckNs) {
             checked_ = now;

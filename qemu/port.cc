@@ -79,7 +79,7 @@ namespace {
 enum : uint32_t { kConn, kListener, kStop, kInbox, kFirstKick };
 
 // epoll, registered once: a wake-up then costs less than ppoll's per-call
-// walk over every fd (about 0.8 us less on a busy host). Invalid on error.
+// walk over every fd. Invalid on error.
 // inbox_fd: the fabric's frames for this VM, or -1.
 UniqueFd watch_vm(const IvshmemLink& link, int listener_fd, int stop_fd, int inbox_fd) {
     UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));

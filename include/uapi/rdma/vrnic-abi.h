@@ -123,7 +123,7 @@ struct vrnic_ibv_create_ah_resp {
 	__u32 ah_handle;		/* the device's handle (UD WQEs name it) */
 };
 
-/* Reserved for SRQ support (vrnic_regs.max_srq != 0). */
+/* create_srq's request: the WQE size of the SRQ's ring. */
 struct vrnic_ibv_create_srq {
 	__u32 comp_mask;
 	__u8 wqe_shift;			/* 0: kernel chooses */
