@@ -14,8 +14,11 @@ static int vrnic_mcast_cmd(struct ib_qp *ibqp, union ib_gid *gid, u16 opcode)
 
 	/* uverbs passes any QP and GID; the device would refuse them too. */
 	if (ibqp->qp_type != IB_QPT_UD ||
-	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw))
+	    !rdma_is_multicast_addr((struct in6_addr *)gid->raw)) {
+		ibdev_dbg(ibqp->device, "multicast %pI6 on a QP of type %d\n",
+			  gid->raw, ibqp->qp_type);
 		return -EINVAL;
+	}
 	req.qpn = cpu_to_le32(to_vqp(ibqp)->qpn);
 	memcpy(req.gid, gid->raw, sizeof(req.gid));
 	return vrnic_cmd_exec(to_vdev(ibqp->device), opcode, &req, sizeof(req),

@@ -206,8 +206,11 @@ int vrnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return vrnic_create_xrc_tgt(ibqp, init);
 	/* XRC is for user space only, as in other drivers. */
-	if (xrc_ini && (!udata || !vrnic_has_xrc(dev)))
+	if (xrc_ini && (!udata || !vrnic_has_xrc(dev))) {
+		ibdev_dbg(ibqp->device, "XRC initiator QP %s\n",
+			  udata ? "unsupported by the device" : "from the kernel");
 		return -EOPNOTSUPP;
+	}
 	req.qp_type = vrnic_qpt(dev, init->qp_type);
 	if (!req.qp_type || (udata && init->qp_type == IB_QPT_GSI)) {
 		ibdev_dbg(ibqp->device, "QP type %d unsupported\n",

@@ -220,8 +220,10 @@ int vrnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		return -EINVAL;
 	}
 	/* An older device cannot grow an SRQ, whatever the request says. */
-	if ((mask & IB_SRQ_MAX_WR) && dev->caps.version_minor < 6)
+	if ((mask & IB_SRQ_MAX_WR) && dev->caps.version_minor < 6) {
+		ibdev_dbg(ibsrq->device, "SRQ resize: device too old\n");
 		return -EOPNOTSUPP;
+	}
 	err = vrnic_modify_srq_input(ibsrq, mask, udata, &resp_addr);
 	if (err)
 		return err;
