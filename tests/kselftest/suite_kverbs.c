@@ -67,19 +67,8 @@ static int run_ktest(struct __test_metadata *_metadata, const char *params)
 /* The RoCE v2 GIDs of port 1 (each carries one UD exchange). */
 static int roce_v2_gids(void)
 {
-	char cmd[256];
-	int n = -1;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd),
-		 "grep -lx 'RoCE v2' " SU_SYS "/ports/1/gid_attrs/types/* 2>/dev/null | wc -l");
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	pclose(f);
-	return n;
+	return su_sh_number("grep -lx 'RoCE v2' " SU_SYS
+			    "/ports/1/gid_attrs/types/* 2>/dev/null | wc -l");
 }
 
 /*
