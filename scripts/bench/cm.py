@@ -6,7 +6,7 @@ import re
 import subprocess
 import time
 
-from scripts.bench import devices
+from scripts.bench import devices, pair
 from scripts.bench.perftest import PerftestError
 
 
@@ -28,8 +28,7 @@ def cmtime(device, n, port, timeout=300):
                               stderr=subprocess.STDOUT, text=True)
     try:
         for _ in range(100):  # until it listens
-            if re.search(rf"state LISTEN .*:{port} ", subprocess.run(
-                    ["rdma", "res", "show", "cm_id"], capture_output=True, text=True).stdout):
+            if pair.cm_listening(port):
                 break
             time.sleep(0.1)
         client = subprocess.run(["cmtime", "-s", addr, "-p", str(port), "-c", str(n)],
