@@ -67,8 +67,14 @@ int su_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The number a shell command prints first, or -1. */
 long su_sh_number(const char *cmd);
 
-/* Kernel warnings, bugs and oopses in the log so far, or -1. */
-#define SU_KMSG_SPLATS "dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace:'"
+/*
+ * Kernel warnings, bugs, oopses and lock or memory checker reports in the
+ * log so far, or -1: what scripts/vm fails a whole guest run on.
+ */
+#define SU_KMSG_SPLATS "dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace:|" \
+	"general protection fault|Kernel panic|possible circular locking|" \
+	"possible recursive locking|inconsistent lock state|lockdep|KASAN|" \
+	"UBSAN|RCU stall|hung_task'"
 #define su_kmsg_splats() su_sh_number(SU_KMSG_SPLATS " | wc -l")
 
 /* Port 1 of vrnic0 is ACTIVE. */
