@@ -180,47 +180,71 @@ bool Port::handle_wakeup(Device& dev, IvshmemLink& link, const epoll_event* evs,
     return gone;
 }
 
-bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
-    std::string err;
-    // BAR2 is initialised (READY) before QEMU learns its fd.
-    auto bar2 = SharedRegion::create("vrnic-bar2", cfg_.params.bar2_size, &err);
-    if (!bar2) {
-        LOG_ERR("%s", err.c_str());
-        return false;
-    }
+// One connected VM: its BAR2, its link to QEMU and its device, on the fabric
+// until destroyed. Members go in reverse order: the VM leaves the switch
+// before its device is freed, and the device before the link its interrupts
+// use.
+struct Port::AttachedVm {
+    std::unique_ptr<SharedRegion> bar2;
     std::unique_ptr<IvshmemLink> link;
-    Device dev(*cfg_.mem, bar2->data(), cfg_.params, [&link](uint32_t v) { link->raise_irq(v); });
-    link = IvshmemLink::establish(std::move(conn), bar2->fd(), cfg_.params.num_vectors,
-                                  cfg_.client_id, &err);
-    if (!link) {
+    std::unique_ptr<Device> dev;
+    FrameInbox* inbox = nullptr;
+    EthSwitch* fabric = nullptr;
+    uint32_t fabric_port = 0;
+    ~AttachedVm() {
+        if (fabric) {
+            inbox->close();
+            fabric->port_down(fabric_port);
+        }
+    }
+};
+
+std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, bool* fatal) {
+    std::string err;
+    auto vm = std::make_unique<AttachedVm>();
+    // BAR2 is initialised (READY) before QEMU learns its fd.
+    vm->bar2 = SharedRegion::create("vrnic-bar2", cfg_.params.bar2_size, &err);
+    if (!vm->bar2) {
+        LOG_ERR("%s", err.c_str());
+        *fatal = true;
+        return nullptr;
+    }
+    AttachedVm* v = vm.get();
+    vm->dev = std::make_unique<Device>(*cfg_.mem, vm->bar2->data(), cfg_.params,
+                                       [v](uint32_t vec) { v->link->raise_irq(vec); });
+    vm->link = IvshmemLink::establish(std::move(conn), vm->bar2->fd(), cfg_.params.num_vectors,
+                                      cfg_.client_id, &err);
+    if (!vm->link) {
         LOG_WARN("%s; waiting for the next connection", err.c_str());
-        return true;
+        return nullptr;
     }
     LOG_INFO("VM connected on %s (peer %lld, %u vectors, BAR2 %llu KiB)", cfg_.socket_path.c_str(),
              (long long)cfg_.client_id, cfg_.params.num_vectors,
              (unsigned long long)(cfg_.params.bar2_size >> 10));
-    // Other VMs reach this one's QPs from now on, until `dev` is freed.
+    // Other VMs reach this one's QPs from now on, until the device is freed.
     if (cfg_.rdma)
-        dev.join_fabric(cfg_.rdma, cfg_.fabric_port);
+        vm->dev->join_fabric(cfg_.rdma, cfg_.fabric_port);
     // The fabric delivers to this VM from now on, until it leaves.
-    FrameInbox* inbox = cfg_.fabric ? &cfg_.fabric->inbox(cfg_.fabric_port) : nullptr;
-    struct Detach {
-        EthSwitch* fabric;
-        uint32_t port;
-        ~Detach() {
-            if (fabric) {
-                fabric->inbox(port).close();
-                fabric->port_down(port);
-            }
-        }
-    } detach{cfg_.fabric, cfg_.fabric_port};
-    if (inbox) {
-        dev.set_frame_sink([this](const uint8_t* f, uint32_t n) {
+    if (cfg_.fabric) {
+        vm->fabric = cfg_.fabric;
+        vm->fabric_port = cfg_.fabric_port;
+        vm->inbox = &cfg_.fabric->inbox(cfg_.fabric_port);
+        vm->dev->set_frame_sink([this](const uint8_t* f, uint32_t n) {
             return cfg_.fabric->forward(cfg_.fabric_port, f, n);
         });
-        inbox->open();
+        vm->inbox->open();
     }
-    UniqueFd ep = watch_vm(*link, listener_->fd(), stop_fd, inbox ? inbox->wake_fd() : -1);
+    return vm;
+}
+
+bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
+    bool fatal = false;
+    std::unique_ptr<AttachedVm> vm = attach_vm(std::move(conn), &fatal);
+    if (!vm)
+        return !fatal;
+    Device& dev = *vm->dev;
+    UniqueFd ep =
+        watch_vm(*vm->link, listener_->fd(), stop_fd, vm->inbox ? vm->inbox->wake_fd() : -1);
     if (!ep) {
         LOG_ERR("epoll: %s", strerror(errno));
         return false;
@@ -267,7 +291,7 @@ bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
         }
         const uint64_t woke = monotonic_ns();
         st.sleep_ns += woke - now;
-        if (handle_wakeup(dev, *link, evs, n, st, woke)) {
+        if (handle_wakeup(dev, *vm->link, evs, n, st, woke)) {
             disconnect(st, cfg_.socket_path);
             break;
         }

@@ -77,6 +77,11 @@ class Port {
   private:
     explicit Port(PortConfig cfg, std::unique_ptr<IvshmemListener> l)
         : cfg_(std::move(cfg)), listener_(std::move(l)) {}
+    struct AttachedVm;
+    // Sets up a VM that connected on `conn`: its BAR2, device and link, on
+    // the fabric. Null when it could not: with *fatal set if the port
+    // cannot go on, else the port waits for the next connection.
+    std::unique_ptr<AttachedVm> attach_vm(UniqueFd conn, bool* fatal);
     // Runs one VM until it disconnects or stop is set; false on error.
     bool serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd);
     // Refuses pending connections; true if our own VM went away meanwhile.
