@@ -151,6 +151,24 @@ Delivery respond_send(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hd
     return out;
 }
 
+// Checks the responder's region h.rdma names for `access` (every slice: the
+// MR may go between two), then moves this slice of the message into it for
+// a WRITE or out of it for a READ. 0, or the violation.
+uint32_t move_remote(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg, Slice& s,
+                     uint32_t access) {
+    const Mr* mr = nullptr;
+    if (uint32_t ve = check_remote(d, resp, h.rdma.rkey, h.rdma.remote_addr, msg.len, access, &mr))
+        return ve;
+    SgEntry region{mr, h.rdma.remote_addr, msg.len};
+    SgCursor remote(d.mem, &region, 1);
+    SgCursor local = msg.cursor();
+    if (access == VRNIC_ACCESS_REMOTE_WRITE)
+        move_slice(remote, local, msg.len, s);
+    else
+        move_slice(local, remote, msg.len, s);
+    return 0;
+}
+
 Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
                        LocalMsg& msg, Slice& s) {
     Delivery out;
@@ -159,14 +177,8 @@ Delivery respond_write(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_h
     if (imm && !hold_recv(d, req, resp, s, &out))
         return out;
     if (msg.len) {
-        const Mr* mr = nullptr;
-        if (uint32_t ve = check_remote(d, resp, h.rdma.rkey, h.rdma.remote_addr, msg.len,
-                                       VRNIC_ACCESS_REMOTE_WRITE, &mr))
+        if (uint32_t ve = move_remote(d, resp, h, msg, s, VRNIC_ACCESS_REMOTE_WRITE))
             return remote_access_error(d, resp, ve);
-        SgEntry dst{mr, h.rdma.remote_addr, msg.len};
-        SgCursor dc(d.mem, &dst, 1);
-        SgCursor sc = msg.cursor();
-        move_slice(dc, sc, msg.len, s);
         if (unfinished(msg, s)) {
             s.recv_held = imm;
             out.partial = true;
@@ -189,14 +201,8 @@ Delivery respond_read(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, Loc
         return invalid_request(d, resp, kVeNoRdAtomic);
     Delivery out;
     if (msg.len) {
-        const Mr* mr = nullptr;
-        if (uint32_t ve = check_remote(d, resp, h.rdma.rkey, h.rdma.remote_addr, msg.len,
-                                       VRNIC_ACCESS_REMOTE_READ, &mr))
+        if (uint32_t ve = move_remote(d, resp, h, msg, s, VRNIC_ACCESS_REMOTE_READ))
             return remote_access_error(d, resp, ve);
-        SgEntry src{mr, h.rdma.remote_addr, msg.len};
-        SgCursor sc(d.mem, &src, 1);
-        SgCursor dc = msg.cursor();
-        move_slice(dc, sc, msg.len, s);
         out.partial = unfinished(msg, s);
     }
     return out;
