@@ -51,6 +51,22 @@ static u32 vrnic_eth_slot(struct vrnic_eth_ring *r, u32 i)
 	return vrnic_ring_slot(i, r->log_depth);
 }
 
+/* Fills the descriptor at the producer index; the caller publishes it. */
+static void vrnic_eth_post(struct vrnic_eth_ring *r, struct sk_buff *skb,
+			   dma_addr_t dma, u32 len)
+{
+	u32 slot = vrnic_eth_slot(r, r->pi);
+	struct vrnic_eth_desc *desc = vrnic_eth_desc(r, r->pi);
+
+	r->skb[slot] = skb;
+	r->dma[slot] = dma;
+	r->len[slot] = len;
+	desc->addr = cpu_to_le64(dma);
+	desc->len = cpu_to_le32(len);
+	desc->flags = 0;
+	desc->status = 0;
+}
+
 static int vrnic_eth_ring_alloc(struct vrnic_dev *dev, struct vrnic_eth_ring *r,
 				u32 log_depth)
 {
@@ -114,9 +130,7 @@ static netdev_tx_t vrnic_eth_xmit(struct sk_buff *skb,
 	struct vrnic_dev *dev = eth->dev;
 	struct vrnic_eth_ring *tx = &eth->tx;
 	u32 depth = 1U << tx->log_depth;
-	struct vrnic_eth_desc *desc;
 	dma_addr_t dma;
-	u32 slot;
 
 	if (vrnic_is_fatal(dev) || eth->bad_ring || skb->len < ETH_HLEN ||
 	    skb->len > dev->caps.eth_max_mtu + VRNIC_ETH_HDR_MAX ||
@@ -133,15 +147,7 @@ static netdev_tx_t vrnic_eth_xmit(struct sk_buff *skb,
 	if (dma_mapping_error(&dev->pdev->dev, dma))
 		goto drop;
 
-	slot = vrnic_eth_slot(tx, tx->pi);
-	tx->skb[slot] = skb;
-	tx->dma[slot] = dma;
-	tx->len[slot] = skb->len;
-	desc = vrnic_eth_desc(tx, tx->pi);
-	desc->addr = cpu_to_le64(dma);
-	desc->len = cpu_to_le32(skb->len);
-	desc->flags = 0;
-	desc->status = 0;
+	vrnic_eth_post(tx, skb, dma, skb->len);
 	skb_tx_timestamp(skb);
 
 	dma_wmb();	/* the descriptor before the producer index */
@@ -212,11 +218,9 @@ static void vrnic_eth_rx_refill(struct vrnic_eth *eth)
 {
 	struct vrnic_dev *dev = eth->dev;
 	struct vrnic_eth_ring *rx = &eth->rx;
-	struct vrnic_eth_desc *desc;
 	struct sk_buff *skb;
 	bool posted = false;
 	dma_addr_t dma;
-	u32 slot;
 
 	while ((u32)(rx->pi - rx->ci) < (1U << rx->log_depth)) {
 		skb = __netdev_alloc_skb_ip_align(eth->netdev, eth->rx_buf_len,
@@ -229,15 +233,7 @@ static void vrnic_eth_rx_refill(struct vrnic_eth *eth)
 			dev_kfree_skb_any(skb);
 			break;
 		}
-		slot = vrnic_eth_slot(rx, rx->pi);
-		rx->skb[slot] = skb;
-		rx->dma[slot] = dma;
-		rx->len[slot] = eth->rx_buf_len;
-		desc = vrnic_eth_desc(rx, rx->pi);
-		desc->addr = cpu_to_le64(dma);
-		desc->len = cpu_to_le32(eth->rx_buf_len);
-		desc->flags = 0;
-		desc->status = 0;
+		vrnic_eth_post(rx, skb, dma, eth->rx_buf_len);
 		rx->pi++;
 		posted = true;
 	}
