@@ -43,6 +43,9 @@
 #define VRNIC_RESET_TIMEOUT_MS	5000
 #define VRNIC_WATCHDOG_MS	1000
 
+/* The device uses the verbs numbering; the driver copies values across. */
+#define VRNIC_SAME(a, b) static_assert((int)(a) == (int)(b), #a " == " #b)
+
 extern unsigned int vrnic_cmd_timeout_ms;
 extern unsigned int vrnic_heartbeat_timeout_ms;
 
