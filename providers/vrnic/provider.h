@@ -225,8 +225,9 @@ inline Srq* to_srq(ibv_srq* s) noexcept {
 // The ops libibverbs calls (verbs.cc).
 const verbs_context_ops& context_ops() noexcept;
 
-// An SRQ the kernel created: checks its answer, maps its ring (verbs.cc).
-int finish_srq(ContextState& st, Srq* srq, const vrnic_ibv_create_srq_resp& r,
+// An SRQ the kernel created: checks its answer, maps its ring; on failure
+// destroys the kernel's SRQ, leaving `srq` to its owner (verbs.cc).
+int finish_srq(ContextState& st, Srq& srq, const vrnic_ibv_create_srq_resp& r,
                uint32_t max_sge) noexcept;
 
 // XRC (xrc.cc): domains, XRC SRQs, target QPs created or opened.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -53,16 +54,13 @@ int query_port(ibv_context* context, uint8_t port, ibv_port_attr* attr) noexcept
 
 ibv_pd* alloc_pd(ibv_context* context) noexcept {
     return guarded_ptr<ibv_pd>([&](ibv_pd*& out) {
-        auto* pd = new Pd();
+        auto pd = std::make_unique<Pd>();
         struct ibv_alloc_pd cmd {};
         ib_uverbs_alloc_pd_resp resp{};
         int err = ibv_cmd_alloc_pd(context, &pd->pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
-        if (err) {
-            delete pd;
-            return err;
-        }
-        out = &pd->pd;
-        return 0;
+        if (!err)
+            out = &pd.release()->pd;
+        return err;
     });
 }
 
@@ -82,17 +80,14 @@ int dealloc_pd(ibv_pd* ibpd) noexcept {
 
 ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access) noexcept {
     return guarded_ptr<ibv_mr>([&](ibv_mr*& out) {
-        auto* mr = new Mr{};
+        auto mr = std::make_unique<Mr>();
         struct ibv_reg_mr cmd {};
         ib_uverbs_reg_mr_resp resp{};
         int err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, &mr->vmr, &cmd, sizeof(cmd),
                                  &resp, sizeof(resp));
-        if (err) {
-            delete mr;
-            return err;
-        }
-        out = &mr->vmr.ibv_mr;
-        return 0;
+        if (!err)
+            out = &mr.release()->vmr.ibv_mr;
+        return err;
     });
 }
 
@@ -107,15 +102,13 @@ int dereg_mr(verbs_mr* vmr) noexcept {
 
 ibv_ah* create_ah(ibv_pd* pd, ibv_ah_attr* attr) noexcept {
     return guarded_ptr<ibv_ah>([&](ibv_ah*& out) {
-        auto* ah = new Ah{};
+        auto ah = std::make_unique<Ah>();
         WithUdata<ib_uverbs_create_ah_resp, vrnic_ibv_create_ah_resp> resp{};
         int err = ibv_cmd_create_ah(pd, &ah->ah, attr, resp.core(), resp.size());
-        if (err) {
-            delete ah;
+        if (err)
             return err;
-        }
         ah->handle = resp.drv.ah_handle;
-        out = &ah->ah;
+        out = &ah.release()->ah;
         return 0;
     });
 }
@@ -556,39 +549,34 @@ ibv_srq* create_srq(ibv_pd* pd, ibv_srq_init_attr* attr) noexcept {
         // The SGE limit of an SRQ (max_srq_sge) is the kernel's to check.
         if (!attr->attr.max_wr || attr->attr.max_wr > st.caps.max_srq_wr)
             return EINVAL;
-        auto* srq = new Srq();
+        auto srq = std::make_unique<Srq>();
         WithUdata<struct ibv_create_srq, vrnic_ibv_create_srq> cmd{};
         WithUdata<ib_uverbs_create_srq_resp, vrnic_ibv_create_srq_resp> resp{};
         int err = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, cmd.core(), cmd.size(), resp.core(),
                                      resp.size());
-        if (err) {
-            delete srq;
-            return err;
-        }
-        err = finish_srq(st, srq, resp.drv, attr->attr.max_sge);
-        if (err)
-            return err;
-        out = &srq->vsrq.srq;
-        return 0;
+        if (!err)
+            err = finish_srq(st, *srq, resp.drv, attr->attr.max_sge);
+        if (!err)
+            out = &srq.release()->vsrq.srq;
+        return err;
     });
 }
 
 } // namespace
 
-int finish_srq(ContextState& st, Srq* srq, const vrnic_ibv_create_srq_resp& r,
+int finish_srq(ContextState& st, Srq& srq, const vrnic_ibv_create_srq_resp& r,
                uint32_t max_sge) noexcept {
     int err = check_srq_resp(r, max_sge);
     if (!err)
-        err = srq->ring.map(st.cmd_fd, r.ring_mmap_key, r.ring_size, PROT_READ | PROT_WRITE);
+        err = srq.ring.map(st.cmd_fd, r.ring_mmap_key, r.ring_size, PROT_READ | PROT_WRITE);
     if (err) {
-        ibv_cmd_destroy_srq(&srq->vsrq.srq);
-        delete srq;
+        ibv_cmd_destroy_srq(&srq.vsrq.srq);
         return err;
     }
-    srq->db = &st.db;
-    srq->pi_word = st.db.word(r.db_slot, VRNIC_DB_SRQ_PI);
-    srq->rq.init(srq->ring.get(), r.log_depth, r.wqe_shift, max_sge,
-                 st.db.word(r.db_slot, VRNIC_DB_SRQ_CI));
+    srq.db = &st.db;
+    srq.pi_word = st.db.word(r.db_slot, VRNIC_DB_SRQ_PI);
+    srq.rq.init(srq.ring.get(), r.log_depth, r.wqe_shift, max_sge,
+                st.db.word(r.db_slot, VRNIC_DB_SRQ_CI));
     return 0;
 }
 

@@ -7,6 +7,8 @@
 // their mapped ring like any SRQ (verbs.cc); initiators are send-only QPs
 // made by create_qp_ex, whose WQEs carry the remote SRQ number (ring.cc).
 
+#include <memory>
+
 #include "guard.h"
 #include "provider.h"
 
@@ -27,17 +29,14 @@ Qp* new_ringless_qp() {
 
 ibv_xrcd* open_xrcd(ibv_context* context, ibv_xrcd_init_attr* attr) noexcept {
     return guarded_ptr<ibv_xrcd>([&](ibv_xrcd*& out) {
-        auto* x = new Xrcd();
+        auto x = std::make_unique<Xrcd>();
         struct ibv_open_xrcd cmd {};
         ib_uverbs_open_xrcd_resp resp{};
         int err = ibv_cmd_open_xrcd(context, &x->vxrcd, sizeof(x->vxrcd), attr, &cmd, sizeof(cmd),
                                     &resp, sizeof(resp));
-        if (err) {
-            delete x;
-            return err;
-        }
-        out = &x->vxrcd.xrcd;
-        return 0;
+        if (!err)
+            out = &x.release()->vxrcd.xrcd;
+        return err;
     });
 }
 
@@ -71,20 +70,16 @@ ibv_srq* create_srq_ex(ibv_context* context, ibv_srq_init_attr_ex* attr) noexcep
             return EOPNOTSUPP;
         if (!attr->attr.max_wr || attr->attr.max_wr > st.caps.max_srq_wr)
             return EINVAL;
-        auto* srq = new Srq();
+        auto srq = std::make_unique<Srq>();
         WithUdata<struct ibv_create_xsrq, vrnic_ibv_create_srq> cmd{};
         WithUdata<ib_uverbs_create_srq_resp, vrnic_ibv_create_srq_resp> resp{};
         int err = ibv_cmd_create_srq_ex(context, &srq->vsrq, attr, cmd.core(), cmd.size(),
                                         resp.core(), resp.size());
-        if (err) {
-            delete srq;
-            return err;
-        }
-        err = finish_srq(st, srq, resp.drv, attr->attr.max_sge);
-        if (err)
-            return err;
-        out = &srq->vsrq.srq;
-        return 0;
+        if (!err)
+            err = finish_srq(st, *srq, resp.drv, attr->attr.max_sge);
+        if (!err)
+            out = &srq.release()->vsrq.srq;
+        return err;
     });
 }
 
