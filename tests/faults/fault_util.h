@@ -299,6 +299,15 @@ static inline void fu_write(const char *path, const char *val)
 	}
 }
 
+/* Sets vrnic.ko's module parameter @name. */
+static inline void fu_set_param(const char *name, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/vrnic/parameters/%s", name);
+	fu_write(path, val);
+}
+
 /*
  * Let RCU-freed objects settle, drop the page cache's dentries and inodes,
  * and make SLUB flush its per-CPU slabs and free empty ones: otherwise

@@ -12,19 +12,6 @@
 
 #define WORKERS 3
 
-static void set_param(const char *name, const char *val)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/sys/module/vrnic/parameters/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)!write(fd, val, strlen(val));
-		close(fd);
-	}
-}
-
 FIXTURE(dead) {
 };
 
@@ -49,7 +36,7 @@ TEST_F_TIMEOUT(dead, model_killed_under_load, 600)
 	 * A command outstanding when the model dies times out after 2 s,
 	 * before the heartbeat watchdog (5 s) would notice.
 	 */
-	set_param("cmd_timeout_ms", "2000");
+	fu_set_param("cmd_timeout_ms", "2000");
 	fu_expect_post_eio = 1;
 	ASSERT_EQ(0, fu_start_workers(pid, WORKERS, 1, 120000))
 		TH_LOG("workers did not get going");

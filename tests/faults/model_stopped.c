@@ -27,14 +27,6 @@
 #define SENTINEL	0x5a
 #define PATTERN_SEED	0x5707
 
-static void set_param(const char *name, const char *val)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "/sys/module/vrnic/parameters/%s", name);
-	fu_write(path, val);
-}
-
 static int marker(const char *base, const char *suffix)
 {
 	char path[PATH_MAX];
@@ -96,8 +88,8 @@ FIXTURE(stopped) {
 FIXTURE_SETUP(stopped)
 {
 	/* The stopped model is declared dead after 2 s of silence. */
-	set_param("heartbeat_timeout_ms", "2000");
-	set_param("cmd_timeout_ms", "2000");
+	fu_set_param("heartbeat_timeout_ms", "2000");
+	fu_set_param("cmd_timeout_ms", "2000");
 	ASSERT_EQ(0, su_pair_open(&self->p, NULL));
 	self->dst = aligned_alloc(4096, DST_LEN);
 	ASSERT_NE(NULL, self->dst);

@@ -38,16 +38,6 @@ static void registrar(int wfd, int dereg)
 	_exit(0);
 }
 
-static int read_byte(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	char c;
-
-	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
-		return -1;
-	return c;
-}
-
 static pid_t start(int *rfd, int dereg)
 {
 	int pipefd[2];
@@ -100,9 +90,9 @@ TEST_F_TIMEOUT(reg, killed_in_reg_mr, 600)
 	/* How long one registration takes here. */
 	pid = start(&fd, 1);
 	ASSERT_LT(0, pid);
-	ASSERT_EQ('g', read_byte(fd, 120000));
+	ASSERT_EQ('g', su_read_byte(fd, 120000));
 	t0 = su_now_ms();
-	ASSERT_EQ('d', read_byte(fd, 120000));
+	ASSERT_EQ('d', su_read_byte(fd, 120000));
 	reg_ms = su_now_ms() - t0;
 	close(fd);
 	st = su_wait_child(pid, 60000);
@@ -112,11 +102,11 @@ TEST_F_TIMEOUT(reg, killed_in_reg_mr, 600)
 	for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++) {
 		pid = start(&fd, 0);
 		ASSERT_LT(0, pid);
-		ASSERT_EQ('g', read_byte(fd, 120000));
+		ASSERT_EQ('g', su_read_byte(fd, 120000));
 		su_sleep_ms(reg_ms * pct[i] / 100);
 		ASSERT_EQ(0, kill(pid, SIGKILL));
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
-		done = read_byte(fd, 0) == 'd';
+		done = su_read_byte(fd, 0) == 'd';
 		close(fd);
 
 		EXPECT_EQ(0, su_res_wait(&base, &after, 10000))

@@ -35,30 +35,6 @@ FIXTURE_TEARDOWN(rmmod)
 		fu_insmod();
 }
 
-/* A pair on the reloaded device moves verified bytes. */
-static int fresh_traffic(unsigned int seed)
-{
-	struct su_pair p;
-	struct ibv_sge s;
-	struct ibv_wc wc;
-	int ret = -1;
-
-	if (su_pair_open(&p, NULL))
-		goto out;
-	su_fill(p.env.buf, 262144, seed);
-	s = su_sge(&p, 0, 262144);
-	if (su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
-			 IBV_SEND_SIGNALED, su_addr(&p, 524288), p.env.mr->rkey))
-		goto out;
-	if (su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) == 1 &&
-	    wc.status == IBV_WC_SUCCESS &&
-	    su_check(p.env.buf + 524288, 262144, seed) == -1)
-		ret = 0;
-out:
-	su_pair_close(&p);
-	return ret;
-}
-
 TEST_F_TIMEOUT(rmmod, processes_see_fatal_and_module_reloads, 300)
 {
 	struct su_res after;
@@ -84,7 +60,7 @@ TEST_F_TIMEOUT(rmmod, processes_see_fatal_and_module_reloads, 300)
 	EXPECT_EQ(0, su_res_wait(&self->base, &after, 10000))
 		TH_LOG("after reload: ctx %ld pd %ld cq %ld qp %ld mr %ld",
 		       after.ctx, after.pd, after.cq, after.qp, after.mr);
-	EXPECT_EQ(0, fresh_traffic(variant->delay_ms + 7));
+	EXPECT_EQ(0, su_fresh_traffic(variant->delay_ms + 7));
 }
 
 TEST_HARNESS_MAIN

@@ -71,11 +71,8 @@ static uint32_t msg_len(unsigned int seed)
 
 static int post_slot(struct su_pair *p, struct ibv_srq *srq, uint64_t wr_id)
 {
-	size_t off = RX + (wr_id % RX_SLOTS) * SLOT;
-	struct ibv_sge r = su_sge(p, off, SLOT);
-
-	memset(p->env.buf + off, 0, SLOT);
-	return su_post_srq_recv(srq, wr_id, &r, 1);
+	return su_post_srq_zeroed(p, srq, wr_id, RX + (wr_id % RX_SLOTS) * SLOT,
+				  SLOT);
 }
 
 static int send_msg(struct su_pair *p, struct ibv_qp *qp, unsigned int seed,

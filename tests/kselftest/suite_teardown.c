@@ -146,32 +146,6 @@ static void busy_child(int ready_fd)
 	}
 }
 
-/* What a healthy device does for a new process; 0 if the bytes came. */
-static int fresh_traffic(struct __test_metadata *_metadata, unsigned int seed)
-{
-	struct su_pair p;
-	struct ibv_sge s;
-	struct ibv_wc wc;
-	int err;
-
-	err = su_pair_open(&p, NULL);
-	EXPECT_EQ(0, err);
-	if (err) {
-		su_pair_close(&p);
-		return -1;
-	}
-	su_fill(p.env.buf, 262144, seed);
-	s = su_sge(&p, 0, 262144);
-	EXPECT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
-				  IBV_SEND_SIGNALED, su_addr(&p, 524288),
-				  p.env.mr->rkey));
-	EXPECT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
-	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(-1, su_check(p.env.buf + 524288, 262144, seed));
-	su_pair_close(&p);
-	return _metadata->passed ? 0 : -1;
-}
-
 FIXTURE(kill) {
 	struct su_res base;
 	long avail;
@@ -248,7 +222,7 @@ TEST_F(kill, busy_process_releases_everything)
 	EXPECT_LT(self->avail - 32768, avail)
 		TH_LOG("MemAvailable %ld kB, was %ld kB", avail, self->avail);
 
-	EXPECT_EQ(0, fresh_traffic(_metadata, variant->delay_ms + 1));
+	EXPECT_EQ(0, su_fresh_traffic(variant->delay_ms + 1));
 }
 
 /* ------------------------------------------------------------------ */
@@ -517,7 +491,7 @@ TEST(contexts_churn_in_parallel)
 		       "%ld %ld %ld)", after.ctx, after.pd, after.cq, after.qp,
 		       after.mr, before.ctx, before.pd, before.cq, before.qp,
 		       before.mr);
-	EXPECT_EQ(0, fresh_traffic(_metadata, 5));
+	EXPECT_EQ(0, su_fresh_traffic(5));
 }
 
 /* ------------------------------------------------------------------ */
@@ -783,15 +757,6 @@ static int watch_fatal(int ready_fd)
 	return 0;
 }
 
-static int read_byte(int fd, char *c, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	return read(fd, c, 1) == 1 ? 0 : -1;
-}
-
 static int read_file(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -811,7 +776,7 @@ TEST(device_fatal_reaches_users_then_reload)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], state[1024], mod[PATH_MAX];
 	int pipefd[2], status, fd, i, ret;
-	char c = 1;
+	int c;
 	pid_t pid;
 
 	ASSERT_EQ(0, su_module_path(mod, sizeof(mod), "vrnic.ko"));
@@ -825,7 +790,7 @@ TEST(device_fatal_reaches_users_then_reload)
 		_exit(watch_fatal(pipefd[1]));
 	}
 	close(pipefd[1]);
-	ASSERT_EQ(0, read_byte(pipefd[0], &c, 20000));
+	c = su_read_byte(pipefd[0], 20000);
 	ASSERT_EQ(0, c) TH_LOG("child failed at step %d", c);
 
 	/* The device must go FATAL on an out-of-range cmdq_pi. */
@@ -835,10 +800,8 @@ TEST(device_fatal_reaches_users_then_reload)
 	ASSERT_EQ(1, write(fd, "1", 1));
 	close(fd);
 
-	c = 1;
-	EXPECT_EQ(0, read_byte(pipefd[0], &c, 10000))
-		TH_LOG("no DEVICE_FATAL reached the process");
-	EXPECT_EQ(0, c);
+	c = su_read_byte(pipefd[0], 10000);
+	EXPECT_EQ(0, c) TH_LOG("no DEVICE_FATAL reached the process (%d)", c);
 	EXPECT_FALSE(su_port_active());
 	snprintf(path, sizeof(path), "%s/state", dir);
 	ASSERT_EQ(0, read_file(path, state, sizeof(state)));

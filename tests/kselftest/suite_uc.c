@@ -19,12 +19,6 @@
 #define DST (512 << 10)
 #define LEN_BIG (200 << 10)
 
-static long counter_after(const char *name)
-{
-	su_sleep_ms(50);	/* the RDMA core caches counters for 10 ms */
-	return su_counter(name);
-}
-
 FIXTURE(uc)
 {
 	struct su_pair p;
@@ -159,7 +153,7 @@ TEST_F(uc, send_without_receive_is_dropped)
 				  IBV_SEND_SIGNALED, 0, 0));
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
-	EXPECT_EQ(before + 1, counter_after("uc_drops"));
+	EXPECT_EQ(before + 1, su_counter_after("uc_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
 
@@ -193,7 +187,7 @@ TEST_F(uc, write_with_bad_rkey_is_dropped)
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(-1, su_check_byte(self->dst, LEN_BIG, 0));
-	EXPECT_EQ(before + 1, counter_after("uc_drops"));
+	EXPECT_EQ(before + 1, su_counter_after("uc_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
 	EXPECT_EQ(0, su_poll(p->cq[1], &wc, 0));

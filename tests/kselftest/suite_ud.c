@@ -34,13 +34,6 @@ static struct su_opts ud_opts(int qp_ex)
 	return o;
 }
 
-/* Counters are cached by the RDMA core for 10 ms. */
-static long counter_after(const char *name)
-{
-	su_sleep_ms(50);
-	return su_counter(name);
-}
-
 FIXTURE(ud)
 {
 	struct su_pair p;
@@ -181,7 +174,7 @@ TEST_F(ud, qkey_mismatch_is_dropped)
 	ASSERT_EQ(0, post_rx(p, 1, RX_LEN));
 	send_completes(_metadata, p, 2, 100, 1, QKEY + 1);
 	EXPECT_EQ(0, su_poll(p->cq[1], &wc, 200));
-	EXPECT_EQ(before + 1, counter_after("ud_qkey_drops"));
+	EXPECT_EQ(before + 1, su_counter_after("ud_qkey_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
 
@@ -191,7 +184,7 @@ TEST_F(ud, qkey_mismatch_is_dropped)
 	ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(1, wc.wr_id);
 	EXPECT_EQ(-1, su_check(self->rx + VRNIC_GRH_SIZE, 100, 2));
-	EXPECT_EQ(before + 1, counter_after("ud_qkey_drops"));
+	EXPECT_EQ(before + 1, su_counter_after("ud_qkey_drops"));
 }
 
 /*
@@ -224,7 +217,7 @@ TEST_F(ud, user_qp_cannot_name_qp0_or_qp1)
 		EXPECT_EQ(23, wc.vendor_err);
 		EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p->qp[i]));
 	}
-	EXPECT_EQ(qkey_drops, counter_after("ud_qkey_drops"));
+	EXPECT_EQ(qkey_drops, su_counter_after("ud_qkey_drops"));
 	EXPECT_EQ(dest_drops, su_counter("ud_no_dest_drops"));
 }
 
@@ -254,7 +247,7 @@ TEST_F(ud, no_receive_is_dropped)
 
 	ASSERT_LE(0, before) TH_LOG("no ud_no_recv_drops in rdma statistic");
 	send_completes(_metadata, p, 1, 300, 1, QKEY);
-	EXPECT_EQ(before + 1, counter_after("ud_no_recv_drops"));
+	EXPECT_EQ(before + 1, su_counter_after("ud_no_recv_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[1]));
 
@@ -280,7 +273,7 @@ TEST_F(ud, no_ready_destination_is_dropped)
 	ASSERT_EQ(1, su_poll(p->cq[0], &wc, SU_TIMEOUT_MS));
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
 	EXPECT_EQ(0, su_poll(p->cq[1], &wc, 200));
-	EXPECT_EQ(before + 1, counter_after("ud_no_dest_drops"));
+	EXPECT_EQ(before + 1, su_counter_after("ud_no_dest_drops"));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p->qp[0]));
 	ibv_destroy_qp(reset);
 }

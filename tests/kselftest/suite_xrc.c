@@ -100,10 +100,7 @@ static int xrc_send(struct su_pair *p, struct ibv_qp *ini, uint32_t srqn,
 
 static int post_slot(struct su_pair *p, struct ibv_srq *srq, unsigned int n)
 {
-	struct ibv_sge r = su_sge(p, SLOT * (1 + n % 32), SLOT);
-
-	memset(p->env.buf + SLOT * (1 + n % 32), 0, SLOT);
-	return su_post_srq_recv(srq, n, &r, 1);
+	return su_post_srq_zeroed(p, srq, n, SLOT * (1 + n % 32), SLOT);
 }
 
 /* Receive @n on @cq: through @tgt_qpn, seed @seed, @len bytes; 0 if so. */

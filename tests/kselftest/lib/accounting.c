@@ -114,3 +114,9 @@ long su_counter(const char *name)
 	pclose(p);
 	return v;
 }
+
+long su_counter_after(const char *name)
+{
+	su_sleep_ms(50);
+	return su_counter(name);
+}

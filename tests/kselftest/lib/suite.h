@@ -49,6 +49,8 @@
 long su_now_ms(void);
 void su_sleep_ms(long ms);
 int su_read_line(const char *path, char *buf, size_t len);
+/* One byte from @fd within @ms milliseconds, or -1. */
+int su_read_byte(int fd, int ms);
 
 /* "pd 0 cq 0 qp 0 ..." of vrnic0 from `rdma res show`, as one line. */
 int su_res_line(char *buf, size_t len);
@@ -182,6 +184,13 @@ struct ibv_ah *su_create_ah(struct su_pair *p, struct ibv_pd *pd);
 
 /* Returns 0, or the negative number of the step that failed. */
 int su_pair_open(struct su_pair *p, const struct su_opts *o);
+
+/*
+ * What a healthy device does for a new process: a new pair moves 256 KiB
+ * by RDMA WRITE. 0 if the bytes of pattern @seed arrived, else the step
+ * that failed.
+ */
+int su_fresh_traffic(unsigned int seed);
 void su_pair_close(struct su_pair *p);
 
 struct ibv_sge su_sge(struct su_pair *p, size_t off,
@@ -200,6 +209,9 @@ int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
 		 struct ibv_sge *s, int n);
 int su_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id,
 		     struct ibv_sge *s, int n);
+/* A receive into @len bytes at @off of the pair's buffer, zeroed first. */
+int su_post_srq_zeroed(struct su_pair *p, struct ibv_srq *srq,
+		       uint64_t wr_id, size_t off, uint32_t len);
 
 /* A UD send (SEND or SEND_WITH_IMM, @imm in host order) to @qpn via @ah. */
 int su_post_ud(struct ibv_qp *qp, enum ibv_wr_opcode op,
@@ -220,6 +232,9 @@ int su_active_mtu(struct ibv_context *ctx);
 
 /* vrnic0's port 1 counter @name (as `rdma statistic` shows it), or -1. */
 long su_counter(const char *name);
+
+/* su_counter() once the RDMA core's 10 ms cache of counters has expired. */
+long su_counter_after(const char *name);
 
 /* Poll one completion; 0 after @ms milliseconds without one. */
 int su_poll(struct ibv_cq *cq, struct ibv_wc *wc, int ms);

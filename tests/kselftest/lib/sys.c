@@ -36,6 +36,16 @@ int su_read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int su_read_byte(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	unsigned char c;
+
+	if (poll(&p, 1, ms) != 1 || read(fd, &c, 1) != 1)
+		return -1;
+	return c;
+}
+
 int su_res_line(char *buf, size_t len)
 {
 	FILE *p = popen("rdma res show 2>&1 | grep ' " SU_DEV ": '", "r");

@@ -345,6 +345,42 @@ int su_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id,
 	return ibv_post_srq_recv(srq, &wr, &bad);
 }
 
+int su_fresh_traffic(unsigned int seed)
+{
+	struct su_pair p;
+	struct ibv_sge s;
+	struct ibv_wc wc;
+	int ret = 0;
+
+	if (su_pair_open(&p, NULL))
+		ret = 1;
+	if (!ret) {
+		su_fill(p.env.buf, 262144, seed);
+		s = su_sge(&p, 0, 262144);
+		if (su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 1, &s, 1,
+				 IBV_SEND_SIGNALED, su_addr(&p, 524288),
+				 p.env.mr->rkey))
+			ret = 2;
+	}
+	if (!ret && su_poll(p.cq[0], &wc, SU_TIMEOUT_MS) != 1)
+		ret = 3;
+	if (!ret && wc.status != IBV_WC_SUCCESS)
+		ret = 4;
+	if (!ret && su_check(p.env.buf + 524288, 262144, seed) != -1)
+		ret = 5;
+	su_pair_close(&p);
+	return ret;
+}
+
+int su_post_srq_zeroed(struct su_pair *p, struct ibv_srq *srq,
+		       uint64_t wr_id, size_t off, uint32_t len)
+{
+	struct ibv_sge r = su_sge(p, off, len);
+
+	memset(p->env.buf + off, 0, len);
+	return su_post_srq_recv(srq, wr_id, &r, 1);
+}
+
 int su_post_ud(struct ibv_qp *qp, enum ibv_wr_opcode op,
 	       uint64_t wr_id, struct ibv_sge *s, int n,
 	       unsigned int flags, struct ibv_ah *ah, uint32_t qpn,
