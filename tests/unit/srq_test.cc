@@ -232,9 +232,9 @@ TEST_F(SrqTest, ResizeChecksEveryField) {
     EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.max_wr = 32; }));
     EXPECT_EQ(BAD_PARAM, run([](auto& m) { m.attr_mask = VRNIC_SRQ_ATTR_LIMIT; }));
     EXPECT_EQ(BAD_PARAM, run([](auto& m) {
-        m.attr_mask |= VRNIC_SRQ_ATTR_LIMIT;
-        m.srq_limit = 32; // = the new depth
-    }));
+                  m.attr_mask |= VRNIC_SRQ_ATTR_LIMIT;
+                  m.srq_limit = 32; // = the new depth
+              }));
     // A producer index more than a ring ahead.
     s.pi = 17;
     drv.publish(s);
@@ -243,9 +243,9 @@ TEST_F(SrqTest, ResizeChecksEveryField) {
     drv.publish(s);
     // A limit between the old and the new depth is valid with the resize.
     EXPECT_EQ(OK, run([](auto& m) {
-        m.attr_mask |= VRNIC_SRQ_ATTR_LIMIT;
-        m.srq_limit = 20;
-    }));
+                  m.attr_mask |= VRNIC_SRQ_ATTR_LIMIT;
+                  m.srq_limit = 20;
+              }));
     EXPECT_EQ(OK, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 31));
     EXPECT_EQ(BAD_PARAM, drv.modify_srq(s.srqn, VRNIC_SRQ_ATTR_LIMIT, 32));
 }
@@ -393,8 +393,8 @@ TEST_F(SrqShared, ResizeKeepsPostedWqesInOrder) {
         EXPECT_EQ(k, r[k].wqe_idx) << k;
         EXPECT_EQ(100 + k, r[k].wr_id) << k;
         EXPECT_EQ(b[k % kPairs].qpn, r[k].qpn) << k;
-        EXPECT_EQ(0, memcmp(drv.host(big_gpa + k * kBuf, 64), drv.host(src_gpa + 64 * (k % 64), 64),
-                            64))
+        EXPECT_EQ(
+            0, memcmp(drv.host(big_gpa + k * kBuf, 64), drv.host(src_gpa + 64 * (k % 64), 64), 64))
             << k;
     }
     EXPECT_EQ(kN, drv.poll_cq(send_cq, 64).size());
@@ -672,6 +672,23 @@ class SrqSlices : public ::testing::Test {
         drv.poll();
     }
 
+    // Moves the receiver b to `state` while a's big SEND holds SRQ WQE 0:
+    // that WQE comes back flushed on b, with the async events cleared first.
+    void move_while_held(QpInfo& a, const QpInfo& b, uint8_t state) {
+        start_big_send(a);
+        drv.take_async_events();
+        vrnic_qp_attr attr{};
+        attr.qp_state = state;
+        ASSERT_EQ(VRNIC_CMD_STATUS_OK, drv.modify_qp(b, VRNIC_QP_ATTR_STATE, attr));
+        drv.run();
+        auto r = drv.poll_cq(rcq);
+        ASSERT_EQ(1u, r.size());
+        EXPECT_EQ(VRNIC_WC_WR_FLUSH_ERR, r[0].status);
+        EXPECT_EQ(10u, r[0].wr_id);
+        EXPECT_EQ(0u, r[0].wqe_idx);
+        EXPECT_EQ(b.qpn, r[0].qpn);
+    }
+
     // One big SEND holds SRQ WQE 0 while a small one from another pair
     // takes WQE 1 (after growing the SRQ if `resize`); both land intact.
     void held_wqe_then_small(uint8_t seed, bool resize) {
@@ -758,18 +775,7 @@ TEST_F(SrqSlices, AbortedMessageLeavesItsWqeToTheNext) {
 // flushed on that QP, then QP_LAST_WQE_REACHED.
 TEST_F(SrqSlices, ErrFlushesTheHeldWqeFirst) {
     auto [a, b] = pair();
-    start_big_send(a);
-    drv.take_async_events();
-    vrnic_qp_attr err{};
-    err.qp_state = VRNIC_QPS_ERR;
-    ASSERT_EQ(OK, drv.modify_qp(b, VRNIC_QP_ATTR_STATE, err));
-    drv.run();
-    auto r = drv.poll_cq(rcq);
-    ASSERT_EQ(1u, r.size());
-    EXPECT_EQ(VRNIC_WC_WR_FLUSH_ERR, r[0].status);
-    EXPECT_EQ(10u, r[0].wr_id);
-    EXPECT_EQ(0u, r[0].wqe_idx);
-    EXPECT_EQ(b.qpn, r[0].qpn);
+    move_while_held(a, b, VRNIC_QPS_ERR);
     auto ev = drv.take_async_events();
     ASSERT_EQ(1u, ev.size());
     EXPECT_EQ(VRNIC_EQE_QP_LAST_WQE_REACHED, ev[0].type);
@@ -783,18 +789,7 @@ TEST_F(SrqSlices, ErrFlushesTheHeldWqeFirst) {
 // flushed, so that the SRQ's owner gets its buffer back, with no event.
 TEST_F(SrqSlices, ResetFlushesTheHeldWqe) {
     auto [a, b] = pair();
-    start_big_send(a);
-    drv.take_async_events();
-    vrnic_qp_attr st{};
-    st.qp_state = VRNIC_QPS_RESET;
-    ASSERT_EQ(OK, drv.modify_qp(b, VRNIC_QP_ATTR_STATE, st));
-    drv.run();
-    auto r = drv.poll_cq(rcq);
-    ASSERT_EQ(1u, r.size());
-    EXPECT_EQ(VRNIC_WC_WR_FLUSH_ERR, r[0].status);
-    EXPECT_EQ(10u, r[0].wr_id);
-    EXPECT_EQ(0u, r[0].wqe_idx);
-    EXPECT_EQ(b.qpn, r[0].qpn);
+    move_while_held(a, b, VRNIC_QPS_RESET);
     EXPECT_TRUE(drv.take_async_events().empty());
     EXPECT_EQ(1u, drv.srq_ci(srq)); // WQE 1 stays in the SRQ
 }
