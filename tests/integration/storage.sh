@@ -1,0 +1,166 @@
+# Sourced by the storage tests (t_nvme_rdma, t_nfs_rdma and the fabric's
+# two-guest storage run): the NVMe over RDMA target and host, and the NFS
+# over RDMA server and client, each side set up and torn down on its own so
+# that one guest can run both or two guests one each. Callers run under
+# `set -euo pipefail`; a failed check prints why and exits.
+
+NVME_NQN=nqn.2026-12.org.vrnic:test
+NVMET_CFG=/sys/kernel/config/nvmet
+NFS_EXPORT=/run/vrnic-nfs-export
+NFS_MNT=/run/vrnic-nfs-mnt
+
+# nvmet_export ADDR SRQ: a memory-backed null_blk namespace exported by
+# nvmet-rdma on ADDR:4420, its receives on an SRQ if SRQ is 1.
+nvmet_export() {
+	local addr=$1 srq=$2 sub=$NVMET_CFG/subsystems/$NVME_NQN port=$NVMET_CFG/ports/1
+
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 queue_mode=2
+	modprobe nvmet
+	modprobe nvmet-rdma use_srq="$srq"
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	mkdir "$sub"
+	echo 1 > "$sub/attr_allow_any_host"
+	mkdir "$sub/namespaces/1"
+	echo /dev/nullb0 > "$sub/namespaces/1/device_path"
+	echo 1 > "$sub/namespaces/1/enable"
+	mkdir "$port"
+	echo rdma > "$port/addr_trtype"
+	echo ipv4 > "$port/addr_adrfam"
+	echo "$addr" > "$port/addr_traddr"
+	echo 4420 > "$port/addr_trsvcid"
+	ln -s "$sub" "$port/subsystems/$NVME_NQN"
+}
+
+# nvmet_check_srq: with use_srq=1 the target made its SRQ on vrnic0 when the
+# first host connected.
+nvmet_check_srq() {
+	rdma res show srq | grep -q vrnic0 || { echo "use_srq=1 but vrnic0 has no SRQ"; exit 1; }
+}
+
+# nvmet_unexport: the target's configuration gone and its modules unloaded
+# (idempotent; the unload is checked).
+nvmet_unexport() {
+	local sub=$NVMET_CFG/subsystems/$NVME_NQN
+
+	rm -f "$NVMET_CFG/ports/1/subsystems/$NVME_NQN"
+	rmdir "$NVMET_CFG/ports/1" 2>/dev/null || true
+	if [[ -d $sub ]]; then
+		echo 0 > "$sub/namespaces/1/enable"
+		rmdir "$sub/namespaces/1" "$sub"
+	fi
+	modprobe -r nvmet-rdma nvmet null_blk
+	! lsmod | grep -q '^nvmet_rdma ' || { echo "nvmet-rdma did not unload"; exit 1; }
+}
+
+# nvme_attach ADDR: connects to the target at ADDR over RDMA and sets
+# NVME_DEV to the namespace's block device.
+nvme_attach() {
+	local addr=$1 c ctrl=
+
+	[[ -s /etc/nvme/hostnqn ]] ||
+		{ mkdir -p /etc/nvme; nvme gen-hostnqn > /etc/nvme/hostnqn; }
+	modprobe nvme-rdma
+	timeout 60 nvme connect -t rdma -n "$NVME_NQN" -a "$addr" -s 4420 -i 2
+	for _ in $(seq 100); do
+		for c in /sys/class/nvme/nvme*; do
+			[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$NVME_NQN" ]] && ctrl=${c##*/}
+		done
+		[[ -n $ctrl && -b /dev/${ctrl}n1 ]] && break
+		sleep 0.1
+	done
+	[[ -n $ctrl && -b /dev/${ctrl}n1 ]] || { echo "no namespace appeared"; nvme list; exit 1; }
+	[[ $(cat "/sys/class/nvme/$ctrl/transport") == rdma ]] ||
+		{ echo "$ctrl is not over RDMA"; exit 1; }
+	NVME_DEV=/dev/${ctrl}n1
+	echo "connected: $NVME_DEV over rdma to $addr"
+}
+
+# nvme_verify: writes then reads back every block of 32 MiB of NVME_DEV at
+# 4 KiB, 64 KiB and 1 MiB; fio checks each block's crc32c.
+nvme_verify() {
+	local bs
+
+	for bs in 4k 64k 1m; do
+		timeout 300 fio --name="nvme-rdma-$bs" --filename="$NVME_DEV" \
+			--direct=1 --ioengine=libaio --iodepth=16 --rw=randwrite \
+			--bs="$bs" --size=32m --verify=crc32c --do_verify=1 \
+			--verify_fatal=1 --verify_state_save=0 > /tmp/fio-nvme.out ||
+			{ cat /tmp/fio-nvme.out; exit 1; }
+		grep -E '^ +(READ|WRITE):' /tmp/fio-nvme.out | sed "s/^ */$bs /"
+	done
+}
+
+# nvme_detach: disconnects (the namespace must go) and unloads nvme-rdma.
+nvme_detach() {
+	timeout 60 nvme disconnect -n "$NVME_NQN"
+	[[ ! -e $NVME_DEV ]] || { echo "$NVME_DEV still there after disconnect"; exit 1; }
+	modprobe -r nvme-rdma
+	! lsmod | grep -q '^nvme_rdma ' || { echo "nvme-rdma did not unload"; exit 1; }
+}
+
+# nfs_export NET: a tmpfs exported to NET as the NFSv4 root (fsid=0), with
+# an RDMA listener on port 20049. NFSv4 only: neither rpc.mountd nor
+# rpc.nfsd needs rpcbind.
+nfs_export() {
+	local net=$1
+
+	modprobe nfsd
+	modprobe rpcrdma
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
+	mkdir -p "$NFS_EXPORT" /var/lib/nfs/v4recovery
+	mount -t tmpfs -o size=256m tmpfs "$NFS_EXPORT"
+	# A short grace period: the server has just started, with no clients
+	# to reclaim state.
+	echo 10 > /proc/fs/nfsd/nfsv4leasetime
+	echo 10 > /proc/fs/nfsd/nfsv4gracetime
+	exportfs -o rw,no_root_squash,insecure,fsid=0 "$net:$NFS_EXPORT"
+	rpc.mountd -N 2 -N 3 --no-udp
+	rpc.nfsd -N 3 --no-udp 4
+	echo "rdma 20049" > /proc/fs/nfsd/portlist
+	grep -q '^rdma 20049' /proc/fs/nfsd/portlist ||
+		{ echo "no RDMA listener:"; cat /proc/fs/nfsd/portlist; exit 1; }
+}
+
+# nfs_unexport: the server stopped and the export gone (idempotent).
+nfs_unexport() {
+	rpc.nfsd 0 2>/dev/null || true
+	exportfs -ua 2>/dev/null || true
+	pkill -x rpc.mountd || true
+	umount "$NFS_EXPORT" 2>/dev/null || true
+}
+
+# nfs_mount SERVER: SERVER's NFSv4 root on NFS_MNT, over RDMA (checked: not
+# a TCP fallback).
+nfs_mount() {
+	mkdir -p "$NFS_MNT"
+	timeout 120 mount -t nfs4 -o rdma,port=20049,vers=4.2 "$1:/" "$NFS_MNT"
+	grep -q " $NFS_MNT nfs4 .*proto=rdma" /proc/mounts ||
+		{ echo "not an RDMA mount:"; grep " $NFS_MNT " /proc/mounts; exit 1; }
+}
+
+# nfs_write_file SRC: SRC copied to the export as `file`, synced, unmounted.
+nfs_write_file() {
+	timeout 300 dd if="$1" of="$NFS_MNT/file" bs=1M conv=fsync status=none
+	umount "$NFS_MNT"
+}
+
+# nfs_read_check SUM: a fresh mount's `file` (read over RDMA, not from the
+# client's cache) has sha256 SUM.
+nfs_read_check() {
+	local got
+
+	got=$(timeout 300 sha256sum < "$NFS_MNT/file")
+	umount "$NFS_MNT"
+	[[ $got == "$1" ]] || { echo "read back differs"; exit 1; }
+}
+
+# storage_cleanup: whatever a failed test left, gone without a word (the
+# tests' EXIT trap).
+storage_cleanup() {
+	set +e
+	nvme disconnect -n "$NVME_NQN" >/dev/null 2>&1
+	umount -f "$NFS_MNT" 2>/dev/null
+	nfs_unexport
+	(nvmet_unexport) >/dev/null 2>&1
+	modprobe -r nvme-rdma 2>/dev/null
+}
