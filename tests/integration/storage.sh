@@ -52,15 +52,22 @@ nvmet_unexport() {
 	! lsmod | grep -q '^nvmet_rdma ' || { echo "nvmet-rdma did not unload"; exit 1; }
 }
 
-# nvme_attach ADDR: connects to the target at ADDR over RDMA and sets
-# NVME_DEV to the namespace's block device.
+# nvme_attach ADDR [OPTIONS]: connects to the target at ADDR over RDMA and
+# sets NVME_DEV to the namespace's block device. With OPTIONS (the kernel's
+# "key=value,..." for those nvme-cli 2.3 cannot pass, such as
+# fast_io_fail_tmo) it writes the request to /dev/nvme-fabrics itself.
 nvme_attach() {
-	local addr=$1 c ctrl=
+	local addr=$1 opts=${2-} c ctrl=
 
 	[[ -s /etc/nvme/hostnqn ]] ||
 		{ mkdir -p /etc/nvme; nvme gen-hostnqn > /etc/nvme/hostnqn; }
 	modprobe nvme-rdma
-	timeout 60 nvme connect -t rdma -n "$NVME_NQN" -a "$addr" -s 4420 -i 2
+	if [[ -n $opts ]]; then
+		echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$NVME_NQN,nr_io_queues=2,$opts" \
+			> /dev/nvme-fabrics
+	else
+		timeout 60 nvme connect -t rdma -n "$NVME_NQN" -a "$addr" -s 4420 -i 2
+	fi
 	for _ in $(seq 100); do
 		for c in /sys/class/nvme/nvme*; do
 			[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$NVME_NQN" ]] && ctrl=${c##*/}
