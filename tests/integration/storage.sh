@@ -97,6 +97,40 @@ nvme_verify() {
 	done
 }
 
+# nvme_load_start: fio's 64 KiB random reads and writes on NVME_DEV in the
+# background for up to 240 s (FIO_PID), already running when this returns.
+# Tasks blocked 10 s are reported from then on (scripts/vm fails on one).
+nvme_load_start() {
+	echo 10 > /proc/sys/kernel/hung_task_timeout_secs
+	fio --name=load --filename="$NVME_DEV" --direct=1 --ioengine=libaio \
+		--iodepth=16 --rw=randrw --bs=64k --size=64m --time_based \
+		--runtime=240 > /tmp/fio-load.out 2>&1 &
+	FIO_PID=$!
+	sleep 2
+	kill -0 "$FIO_PID" || { echo "fio ended at once"; cat /tmp/fio-load.out; exit 1; }
+}
+
+# nvme_load_fails WHAT: fio (nvme_load_start) must end in an error within
+# 120 s of WHAT, and no task may be blocked 15 s after.
+nvme_load_fails() {
+	local t0=$SECONDS
+
+	while ((SECONDS - t0 < 120)) && kill -0 "$FIO_PID" 2>/dev/null; do
+		sleep 0.1
+	done
+	if kill -0 "$FIO_PID" 2>/dev/null; then
+		echo "fio still runs 120 s after $1"
+		exit 1
+	fi
+	if wait "$FIO_PID"; then
+		echo "fio succeeded after $1"
+		exit 1
+	fi
+	echo "fio failed $((SECONDS - t0)) s after $1: $(grep -m1 -o 'err=[^)]*)' /tmp/fio-load.out)"
+	sleep 15
+	! dmesg | grep -q 'blocked for more than' || { echo "a task hung"; exit 1; }
+}
+
 # nvme_detach: disconnects (the namespace must go) and unloads nvme-rdma.
 nvme_detach() {
 	timeout 60 nvme disconnect -n "$NVME_NQN"
