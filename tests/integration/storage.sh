@@ -1,11 +1,13 @@
-# Sourced by the storage tests (t_nvme_rdma, t_nfs_rdma and the fabric's
-# two-guest storage run): the NVMe over RDMA target and host, and the NFS
-# over RDMA server and client, each side set up and torn down on its own so
-# that one guest can run both or two guests one each. Callers run under
+# Sourced by the storage tests (t_nvme_rdma, t_nfs_rdma, t_iser and the
+# fabric's two-guest storage run): the NVMe over RDMA target and host, the
+# iSER target and initiator, and the NFS over RDMA server and client, each
+# side set up and torn down on its own so that one guest can run both or two
+# guests one each. Callers run under
 # `set -euo pipefail`; a failed check prints why and exits.
 
 NVME_NQN=nqn.2026-12.org.vrnic:test
 NVMET_CFG=/sys/kernel/config/nvmet
+ISCSI_IQN=iqn.2026-12.org.vrnic:test
 NFS_EXPORT=/run/vrnic-nfs-export
 NFS_MNT=/run/vrnic-nfs-mnt
 
@@ -82,18 +84,18 @@ nvme_attach() {
 	echo "connected: $NVME_DEV over rdma to $addr"
 }
 
-# nvme_verify: writes then reads back every block of 32 MiB of NVME_DEV at
+# blk_verify DEV: writes then reads back every block of 32 MiB of DEV at
 # 4 KiB, 64 KiB and 1 MiB; fio checks each block's crc32c.
-nvme_verify() {
+blk_verify() {
 	local bs
 
 	for bs in 4k 64k 1m; do
-		timeout 300 fio --name="nvme-rdma-$bs" --filename="$NVME_DEV" \
+		timeout 300 fio --name="verify-$bs" --filename="$1" \
 			--direct=1 --ioengine=libaio --iodepth=16 --rw=randwrite \
 			--bs="$bs" --size=32m --verify=crc32c --do_verify=1 \
-			--verify_fatal=1 --verify_state_save=0 > /tmp/fio-nvme.out ||
-			{ cat /tmp/fio-nvme.out; exit 1; }
-		grep -E '^ +(READ|WRITE):' /tmp/fio-nvme.out | sed "s/^ */$bs /"
+			--verify_fatal=1 --verify_state_save=0 > /tmp/fio-verify.out ||
+			{ cat /tmp/fio-verify.out; exit 1; }
+		grep -E '^ +(READ|WRITE):' /tmp/fio-verify.out | sed "s/^ */$bs /"
 	done
 }
 
@@ -137,6 +139,77 @@ nvme_detach() {
 	[[ ! -e $NVME_DEV ]] || { echo "$NVME_DEV still there after disconnect"; exit 1; }
 	modprobe -r nvme-rdma
 	! lsmod | grep -q '^nvme_rdma ' || { echo "nvme-rdma did not unload"; exit 1; }
+}
+
+# iser_export ADDR: a 64 MiB LIO ramdisk exported by the kernel's iSCSI
+# target on ADDR:3260 with iSER (ib_isert) enabled, to any initiator,
+# without authentication.
+iser_export() {
+	local tpg=/iscsi/$ISCSI_IQN/tpg1
+
+	modprobe ib_isert
+	# targetcli asks tcmu-runner on the system D-Bus for its backstores and
+	# fails without a bus; a guest runs none, so it gets an empty one.
+	if [[ -z ${DBUS_SYSTEM_BUS_ADDRESS-} ]]; then
+		{ read -r DBUS_SYSTEM_BUS_ADDRESS; read -r ISER_BUS_PID; } < \
+			<(dbus-daemon --session --fork --print-address=1 --print-pid=1)
+		export DBUS_SYSTEM_BUS_ADDRESS
+	fi
+	targetcli /backstores/ramdisk create name=vrnic size=64M
+	targetcli /iscsi create "$ISCSI_IQN"
+	targetcli "$tpg/luns" create /backstores/ramdisk/vrnic
+	targetcli "$tpg/portals" delete 0.0.0.0 3260
+	targetcli "$tpg/portals" create "$1" 3260
+	targetcli "$tpg/portals/$1:3260" enable_iser true
+	targetcli "$tpg" set attribute authentication=0 generate_node_acls=1 \
+		demo_mode_write_protect=0 cache_dynamic_acls=1
+}
+
+# iser_unexport: the target's configuration gone and ib_isert unloaded
+# (checked).
+iser_unexport() {
+	targetcli clearconfig confirm=True
+	[[ -z ${ISER_BUS_PID-} ]] || kill "$ISER_BUS_PID"
+	modprobe -r ib_isert
+	! lsmod | grep -q '^ib_isert ' || { echo "ib_isert did not unload"; exit 1; }
+}
+
+# iser_login ADDR: the target at ADDR discovered and logged in to with
+# iscsid's iSER transport (checked: not TCP); sets ISCSI_DEV to its disk.
+iser_login() {
+	local portal=$1:3260 disk=
+
+	modprobe ib_iser
+	modprobe sd_mod	# the guest has no udev to load it for the new disk
+	[[ -s /etc/iscsi/initiatorname.iscsi ]] ||
+		echo "InitiatorName=$(iscsi-iname)" > /etc/iscsi/initiatorname.iscsi
+	mkdir -p /run/lock/iscsi
+	pgrep -x iscsid > /dev/null || iscsid
+	timeout 60 iscsiadm -m discovery -t sendtargets -p "$portal" > /dev/null
+	iscsiadm -m node -T "$ISCSI_IQN" -p "$portal" -o update \
+		-n iface.transport_name -v iser
+	timeout 60 iscsiadm -m node -T "$ISCSI_IQN" -p "$portal" --login
+	for _ in $(seq 300); do
+		disk=$(iscsiadm -m session -P 3 | awk '/Attached scsi disk/ { print $4 }')
+		[[ -n $disk && -b /dev/$disk ]] && break
+		sleep 0.1
+	done
+	[[ -n $disk && -b /dev/$disk ]] || { echo "no disk appeared"; iscsiadm -m session -P 3; exit 1; }
+	iscsiadm -m session -P 1 | grep -q 'Iface Transport: iser' ||
+		{ echo "the session is not over iSER:"; iscsiadm -m session -P 1; exit 1; }
+	ISCSI_DEV=/dev/$disk
+	echo "logged in: $ISCSI_DEV over iSER to $portal"
+}
+
+# iser_logout: logged out (the disk must go), iscsid stopped, ib_iser
+# unloaded (checked).
+iser_logout() {
+	timeout 60 iscsiadm -m node -T "$ISCSI_IQN" --logout
+	[[ ! -e $ISCSI_DEV ]] || { echo "$ISCSI_DEV still there after logout"; exit 1; }
+	iscsiadm -m node -o delete
+	iscsiadm -k 0
+	modprobe -r ib_iser
+	! lsmod | grep -q '^ib_iser ' || { echo "ib_iser did not unload"; exit 1; }
 }
 
 # nfs_export NET: a tmpfs exported to NET as the NFSv4 root (fsid=0), with
@@ -203,5 +276,9 @@ storage_cleanup() {
 	umount -f "$NFS_MNT" 2>/dev/null
 	nfs_unexport
 	(nvmet_unexport) >/dev/null 2>&1
+	iscsiadm -m node --logoutall=all >/dev/null 2>&1
+	iscsiadm -k 0 >/dev/null 2>&1
+	targetcli clearconfig confirm=True >/dev/null 2>&1
+	modprobe -r ib_iser ib_isert 2>/dev/null
 	modprobe -r nvme-rdma 2>/dev/null
 }
