@@ -7,6 +7,7 @@
 
 NVME_NQN=nqn.2026-12.org.vrnic:test
 NVMET_CFG=/sys/kernel/config/nvmet
+NVME_TRTYPE=${NVME_TRTYPE:-rdma}	# the host's transport: rdma, or tcp
 ISCSI_IQN=iqn.2026-12.org.vrnic:test
 NFS_EXPORT=/run/vrnic-nfs-export
 NFS_MNT=/run/vrnic-nfs-mnt
@@ -14,23 +15,32 @@ NFS_MNT=/run/vrnic-nfs-mnt
 # nvmet_export ADDR SRQ: a memory-backed null_blk namespace exported by
 # nvmet-rdma on ADDR:4420, its receives on an SRQ if SRQ is 1.
 nvmet_export() {
-	local addr=$1 srq=$2 sub=$NVMET_CFG/subsystems/$NVME_NQN port=$NVMET_CFG/ports/1
+	local sub=$NVMET_CFG/subsystems/$NVME_NQN
 
 	modprobe null_blk nr_devices=1 memory_backed=1 gb=1 queue_mode=2
 	modprobe nvmet
-	modprobe nvmet-rdma use_srq="$srq"
+	modprobe nvmet-rdma use_srq="$2"
 	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 	mkdir "$sub"
 	echo 1 > "$sub/attr_allow_any_host"
 	mkdir "$sub/namespaces/1"
 	echo /dev/nullb0 > "$sub/namespaces/1/device_path"
 	echo 1 > "$sub/namespaces/1/enable"
+	nvmet_port 1 rdma "$1"
+}
+
+# nvmet_port ID TRTYPE ADDR: the exported namespace also on ADDR:4420 over
+# TRTYPE (rdma or tcp), as the target's port ID.
+nvmet_port() {
+	local port=$NVMET_CFG/ports/$1
+
+	modprobe "nvmet-$2"
 	mkdir "$port"
-	echo rdma > "$port/addr_trtype"
+	echo "$2" > "$port/addr_trtype"
 	echo ipv4 > "$port/addr_adrfam"
-	echo "$addr" > "$port/addr_traddr"
+	echo "$3" > "$port/addr_traddr"
 	echo 4420 > "$port/addr_trsvcid"
-	ln -s "$sub" "$port/subsystems/$NVME_NQN"
+	ln -s "$NVMET_CFG/subsystems/$NVME_NQN" "$port/subsystems/$NVME_NQN"
 }
 
 # nvmet_check_srq: with use_srq=1 the target made its SRQ on vrnic0 when the
@@ -42,33 +52,36 @@ nvmet_check_srq() {
 # nvmet_unexport: the target's configuration gone and its modules unloaded
 # (idempotent; the unload is checked).
 nvmet_unexport() {
-	local sub=$NVMET_CFG/subsystems/$NVME_NQN
+	local sub=$NVMET_CFG/subsystems/$NVME_NQN port
 
-	rm -f "$NVMET_CFG/ports/1/subsystems/$NVME_NQN"
-	rmdir "$NVMET_CFG/ports/1" 2>/dev/null || true
+	for port in "$NVMET_CFG"/ports/*; do
+		[[ -d $port ]] || continue
+		rm -f "$port/subsystems/$NVME_NQN"
+		rmdir "$port"
+	done
 	if [[ -d $sub ]]; then
 		echo 0 > "$sub/namespaces/1/enable"
 		rmdir "$sub/namespaces/1" "$sub"
 	fi
-	modprobe -r nvmet-rdma nvmet null_blk
+	modprobe -r nvmet-rdma nvmet-tcp nvmet null_blk
 	! lsmod | grep -q '^nvmet_rdma ' || { echo "nvmet-rdma did not unload"; exit 1; }
 }
 
-# nvme_attach ADDR [OPTIONS]: connects to the target at ADDR over RDMA and
-# sets NVME_DEV to the namespace's block device. With OPTIONS (the kernel's
-# "key=value,..." for those nvme-cli 2.3 cannot pass, such as
-# fast_io_fail_tmo) it writes the request to /dev/nvme-fabrics itself.
+# nvme_attach ADDR [OPTIONS]: connects to the target at ADDR over
+# NVME_TRTYPE and sets NVME_DEV to the namespace's block device. With
+# OPTIONS (the kernel's "key=value,..." for those nvme-cli 2.3 cannot pass,
+# such as fast_io_fail_tmo) it writes the request to /dev/nvme-fabrics itself.
 nvme_attach() {
 	local addr=$1 opts=${2-} c ctrl=
 
 	[[ -s /etc/nvme/hostnqn ]] ||
 		{ mkdir -p /etc/nvme; nvme gen-hostnqn > /etc/nvme/hostnqn; }
-	modprobe nvme-rdma
+	modprobe "nvme-$NVME_TRTYPE"
 	if [[ -n $opts ]]; then
-		echo "transport=rdma,traddr=$addr,trsvcid=4420,nqn=$NVME_NQN,nr_io_queues=2,$opts" \
+		echo "transport=$NVME_TRTYPE,traddr=$addr,trsvcid=4420,nqn=$NVME_NQN,nr_io_queues=2,$opts" \
 			> /dev/nvme-fabrics
 	else
-		timeout 60 nvme connect -t rdma -n "$NVME_NQN" -a "$addr" -s 4420 -i 2
+		timeout 60 nvme connect -t "$NVME_TRTYPE" -n "$NVME_NQN" -a "$addr" -s 4420 -i 2
 	fi
 	for _ in $(seq 100); do
 		for c in /sys/class/nvme/nvme*; do
@@ -78,10 +91,10 @@ nvme_attach() {
 		sleep 0.1
 	done
 	[[ -n $ctrl && -b /dev/${ctrl}n1 ]] || { echo "no namespace appeared"; nvme list; exit 1; }
-	[[ $(cat "/sys/class/nvme/$ctrl/transport") == rdma ]] ||
-		{ echo "$ctrl is not over RDMA"; exit 1; }
+	[[ $(cat "/sys/class/nvme/$ctrl/transport") == "$NVME_TRTYPE" ]] ||
+		{ echo "$ctrl is not over $NVME_TRTYPE"; exit 1; }
 	NVME_DEV=/dev/${ctrl}n1
-	echo "connected: $NVME_DEV over rdma to $addr"
+	echo "connected: $NVME_DEV over $NVME_TRTYPE to $addr"
 }
 
 # blk_verify DEV: writes then reads back every block of 32 MiB of DEV at
@@ -133,12 +146,13 @@ nvme_load_fails() {
 	! dmesg | grep -q 'blocked for more than' || { echo "a task hung"; exit 1; }
 }
 
-# nvme_detach: disconnects (the namespace must go) and unloads nvme-rdma.
+# nvme_detach: disconnects (the namespace must go) and unloads the
+# transport's module.
 nvme_detach() {
 	timeout 60 nvme disconnect -n "$NVME_NQN"
 	[[ ! -e $NVME_DEV ]] || { echo "$NVME_DEV still there after disconnect"; exit 1; }
-	modprobe -r nvme-rdma
-	! lsmod | grep -q '^nvme_rdma ' || { echo "nvme-rdma did not unload"; exit 1; }
+	modprobe -r "nvme-$NVME_TRTYPE"
+	! lsmod | grep -q "^nvme_$NVME_TRTYPE " || { echo "nvme-$NVME_TRTYPE did not unload"; exit 1; }
 }
 
 # iser_export ADDR: a 64 MiB LIO ramdisk exported by the kernel's iSCSI
@@ -280,5 +294,5 @@ storage_cleanup() {
 	iscsiadm -k 0 >/dev/null 2>&1
 	targetcli clearconfig confirm=True >/dev/null 2>&1
 	modprobe -r ib_iser ib_isert 2>/dev/null
-	modprobe -r nvme-rdma 2>/dev/null
+	modprobe -r "nvme-$NVME_TRTYPE" 2>/dev/null
 }
