@@ -56,6 +56,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.query_srq = vrnic_query_srq,
 	.reg_user_mr = vrnic_reg_user_mr,
 	.req_notify_cq = vrnic_req_notify_cq,
+	.rereg_user_mr = vrnic_rereg_user_mr,
 	.resize_cq = vrnic_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),

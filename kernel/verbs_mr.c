@@ -206,6 +206,7 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	req.pbl_level = pbl.level;
 	mr->npages = npages;
 	mr->page_shift = req.page_shift;
+	mr->access = access;
 	err = vrnic_reg_mr_cmd(dev, mr, &req);
 	/* The device copied the page list during the command. */
 	vrnic_pbl_free(dev, &pbl);
@@ -218,6 +219,30 @@ err_release:
 err_free:
 	kfree(mr);
 	return ERR_PTR(err);
+}
+
+/*
+ * A new MR with what changes and what the old one had otherwise, which the
+ * core then puts in the old one's place and destroys the old one: new keys,
+ * and on failure the old MR stands unchanged.
+ */
+struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct vrnic_mr *mr = to_vmr(ibmr);
+
+	/* Only uverbs calls this, with an MR of reg_user_mr's (an umem). */
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = ibmr->length;
+		virt_addr = ibmr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+	return vrnic_reg_user_mr(pd, start, length, virt_addr, access, udata);
 }
 
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -345,6 +345,7 @@ struct vrnic_mr {
 	u32 handle;
 	u32 npages;
 	u8 page_shift;
+	int access;			/* a user MR's, for rereg */
 	/* fast registration (verbs_frmr.c): the page list REG_MR WQEs name */
 	struct vrnic_dma pbl;
 	u32 max_pages;
@@ -600,6 +601,9 @@ struct ib_mr *vrnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 virt_addr, int access,
 				struct ib_udata *udata);
+struct ib_mr *vrnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 virt_addr, int access,
+				  struct ib_pd *pd, struct ib_udata *udata);
 int vrnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 bool vrnic_has_frmr(struct vrnic_dev *dev);
 struct ib_mr *vrnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

@@ -91,6 +91,18 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int acces
     });
 }
 
+// The kernel replaces the MR (new keys) and keeps the handle, so the same
+// Mr stands for it.
+int rereg_mr(verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, size_t length,
+             int access) noexcept {
+    return guarded([&] {
+        struct ibv_rereg_mr cmd {};
+        ib_uverbs_rereg_mr_resp resp{};
+        return ibv_cmd_rereg_mr(vmr, flags, addr, length, reinterpret_cast<uintptr_t>(addr),
+                                access, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+    });
+}
+
 int dereg_mr(verbs_mr* vmr) noexcept {
     return guarded([&] {
         int err = ibv_cmd_dereg_mr(vmr);
@@ -687,6 +699,7 @@ constexpr verbs_context_ops make_context_ops() {
     o.query_rt_values = query_rt_values;
     o.query_srq = query_srq;
     o.reg_mr = reg_mr;
+    o.rereg_mr = rereg_mr;
     o.req_notify_cq = req_notify_cq;
     o.resize_cq = resize_cq;
     return o;

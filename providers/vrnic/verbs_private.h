@@ -278,6 +278,7 @@ struct ex_hdr {
 VRNIC_DECLARE_LEGACY_CMD(ibv_get_context, ib_uverbs_get_context);
 VRNIC_DECLARE_LEGACY_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 VRNIC_DECLARE_LEGACY_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+VRNIC_DECLARE_LEGACY_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 VRNIC_DECLARE_LEGACY_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 VRNIC_DECLARE_LEGACY_CMD(ibv_create_qp, ib_uverbs_create_qp);
 VRNIC_DECLARE_LEGACY_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
@@ -321,6 +322,9 @@ int ibv_cmd_dealloc_pd(struct ibv_pd* pd);
 int ibv_cmd_reg_mr(struct ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int access,
                    struct verbs_mr* vmr, struct ibv_reg_mr* cmd, size_t cmd_size,
                    struct ib_uverbs_reg_mr_resp* resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr* vmr, uint32_t flags, void* addr, size_t length,
+                     uint64_t hca_va, int access, struct ibv_pd* pd, struct ibv_rereg_mr* cmd,
+                     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp* resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr* vmr);
 int ibv_cmd_create_cq_ex(struct ibv_context* context, const struct ibv_cq_init_attr_ex* cq_attr,
                          struct verbs_cq* cq, struct ibv_create_cq_ex* cmd, size_t cmd_size,
@@ -432,6 +436,7 @@ static_assert(offsetof(struct verbs_context_ops, query_device_ex) == 58 * 8);
 static_assert(offsetof(struct verbs_context_ops, query_port) == 60 * 8);
 static_assert(offsetof(struct verbs_context_ops, reg_mr) == 68 * 8);
 static_assert(offsetof(struct verbs_context_ops, req_notify_cq) == 69 * 8);
+static_assert(offsetof(struct verbs_context_ops, rereg_mr) == 70 * 8);
 static_assert(offsetof(struct verbs_context_ops, resize_cq) == 71 * 8);
 static_assert(offsetof(struct verbs_context_ops, unimport_pd) == 75 * 8);
 static_assert(offsetof(struct verbs_context_ops, create_srq) == 22 * 8);
@@ -449,6 +454,7 @@ static_assert(offsetof(struct verbs_context_ops, query_rt_values) == 63 * 8);
 static_assert(sizeof(struct ibv_get_context) == 16);
 static_assert(sizeof(struct ibv_alloc_pd) == 16);
 static_assert(sizeof(struct ibv_reg_mr) == 48);
+static_assert(sizeof(struct ibv_rereg_mr) == 56);
 static_assert(sizeof(struct ibv_resize_cq) == 24);
 static_assert(sizeof(struct ibv_create_qp) == 64);
 static_assert(sizeof(struct ibv_modify_qp) == 120);

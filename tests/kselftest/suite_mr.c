@@ -11,6 +11,9 @@
  *   pages starting inside one, and an MR registered at an IOVA other than
  *   its address carry the right bytes across every page boundary, and
  *   refuse what lies outside them;
+ * - ibv_rereg_mr moves an MR to new pages (the old ones keep their bytes),
+ *   changes its rights or PD as the device then enforces, gives it new
+ *   keys (the old rkey is stale), and leaves it as it was when it fails;
  * - access rights are enforced by the device: a remote WRITE, READ or
  *   atomic on an MR (or through a QP) without the matching right, an rkey
  *   of another PD, and a READ into a local MR without LOCAL_WRITE complete
@@ -637,6 +640,128 @@ TEST(mr_with_an_iova)
 	EXPECT_EQ(0, ibv_dereg_mr(mr));
 	free(mem);
 	su_pair_close(&p);
+}
+
+/*
+ * ibv_rereg_mr: a new translation sends the MR's bytes to the new pages and
+ * leaves the old ones alone; a rereg that fails leaves the MR as it was; a
+ * new access or PD is enforced by the device; the rkey from before a rereg
+ * is stale after it. Each part that ends in a remote error (which takes
+ * the pair down) has a pair of its own.
+ */
+#define REREG_LEN (64 << 10)
+
+TEST(rereg_translation)
+{
+	uint8_t *a = aligned_alloc(4096, REREG_LEN), *b = aligned_alloc(4096, REREG_LEN);
+	struct ibv_mr *mr;
+	struct su_pair p;
+	void *none;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	memset(a, 0xaa, REREG_LEN);
+	memset(b, 0xbb, REREG_LEN);
+	ASSERT_EQ(0, su_pair_open(&p, NULL));
+	mr = ibv_reg_mr(p.env.pd, a, REREG_LEN, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	EXPECT_EQ(0, write_read_back(&p, (uintptr_t)a + 100, mr->rkey, a + 100, 5000, 90));
+
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b,
+				  REREG_LEN, 0));
+	EXPECT_EQ(b, mr->addr);
+	EXPECT_EQ(0, write_read_back(&p, (uintptr_t)b + 200, mr->rkey, b + 200, 6000, 91));
+	EXPECT_EQ(-1, su_check(a + 100, 5000, 90));
+	EXPECT_EQ(-1, su_check_byte(a + 5100, REREG_LEN - 5100, 0xaa));
+
+	/* Pages the process cannot write: the device never sees the rereg. */
+	none = mmap(NULL, REREG_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, none);
+	EXPECT_EQ(IBV_REREG_MR_ERR_CMD,
+		  ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, none, REREG_LEN, 0));
+	EXPECT_EQ(b, mr->addr);
+	EXPECT_EQ(0, write_read_back(&p, (uintptr_t)b + 300, mr->rkey, b + 300, 7000, 92));
+	munmap(none, REREG_LEN);
+
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	su_pair_close(&p);
+	free(a);
+	free(b);
+}
+
+TEST(rereg_access)
+{
+	uint8_t *b = aligned_alloc(4096, REREG_LEN);
+	struct ibv_mr *mr;
+	struct su_pair p;
+
+	ASSERT_NE(NULL, b);
+	su_fill(b, REREG_LEN, 93);
+	ASSERT_EQ(0, su_pair_open(&p, NULL));
+	mr = ibv_reg_mr(p.env.pd, b, REREG_LEN, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ));
+	/* READ is still allowed and brings the MR's bytes; WRITE is not. */
+	memset(p.env.buf, 0, REREG_LEN);
+	EXPECT_EQ(IBV_WC_SUCCESS, rdma_op(&p, IBV_WR_RDMA_READ, p.env.buf, REREG_LEN,
+					  p.env.mr->lkey, (uintptr_t)b, mr->rkey));
+	EXPECT_EQ(-1, su_check(p.env.buf, REREG_LEN, 93));
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf + REREG_LEN,
+						 64, p.env.mr->lkey, (uintptr_t)b, mr->rkey));
+	EXPECT_EQ(-1, su_check(b, REREG_LEN, 93));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	su_pair_close(&p);
+	free(b);
+}
+
+TEST(rereg_pd)
+{
+	uint8_t *b = aligned_alloc(4096, REREG_LEN);
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	struct su_pair p;
+
+	ASSERT_NE(NULL, b);
+	memset(b, 0xbb, REREG_LEN);
+	ASSERT_EQ(0, su_pair_open(&p, NULL));
+	pd2 = ibv_alloc_pd(p.env.ctx);
+	ASSERT_NE(NULL, pd2);
+	mr = ibv_reg_mr(p.env.pd, b, REREG_LEN, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0));
+	EXPECT_EQ(pd2, mr->pd);
+	/* The QPs are in the first PD: the MR is out of their reach now. */
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf, 64,
+						 p.env.mr->lkey, (uintptr_t)b, mr->rkey));
+	EXPECT_EQ(-1, su_check_byte(b, REREG_LEN, 0xbb));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, ibv_dealloc_pd(pd2));
+	su_pair_close(&p);
+	free(b);
+}
+
+TEST(rereg_leaves_the_old_rkey_stale)
+{
+	uint8_t *b = aligned_alloc(4096, REREG_LEN);
+	struct ibv_mr *mr;
+	struct su_pair p;
+	uint32_t old;
+
+	ASSERT_NE(NULL, b);
+	memset(b, 0xbb, REREG_LEN);
+	ASSERT_EQ(0, su_pair_open(&p, NULL));
+	mr = ibv_reg_mr(p.env.pd, b, REREG_LEN, SU_MR_ALL);
+	ASSERT_NE(NULL, mr);
+	old = mr->rkey;
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0, SU_MR_ALL));
+	EXPECT_NE(old, mr->rkey);
+	EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, rdma_op(&p, IBV_WR_RDMA_WRITE, p.env.buf, 64,
+						 p.env.mr->lkey, (uintptr_t)b, old));
+	EXPECT_EQ(-1, su_check_byte(b, REREG_LEN, 0xbb));
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	su_pair_close(&p);
+	free(b);
 }
 
 /* ------------------------------------------------------------------ */
