@@ -49,6 +49,35 @@ nvmet_check_srq() {
 	rdma res show srq | grep -q vrnic0 || { echo "use_srq=1 but vrnic0 has no SRQ"; exit 1; }
 }
 
+# rdma_core_reload [PARAM...]: vrnic and every module on ib_core unloaded,
+# ib_core loaded again with PARAMs, vrnic up again with its address. With
+# force_mr=1, rdma_rw (the NVMe and iSER targets' RDMA READs and WRITEs of
+# scatter lists) registers every transfer through an MR, as on iWARP.
+rdma_core_reload() {
+	local m
+
+	rmmod vrnic
+	# modprobe -r also takes out dependencies left unused, ib_core among them.
+	for _ in 1 2 3 4 5; do
+		[[ -d /sys/module/ib_core ]] || break
+		for m in /sys/module/ib_core/holders/*; do
+			modprobe -r "${m##*/}" 2>/dev/null || true
+		done
+		modprobe -r ib_core 2>/dev/null || true
+	done
+	if [[ -d /sys/module/ib_core ]]; then
+		echo "ib_core stays loaded, held by: $(ls /sys/module/ib_core/holders)"
+		return 1
+	fi
+	modprobe ib_core "$@"
+	"$(dirname "${BASH_SOURCE[0]}")/../../scripts/vm.d/vrnic-up"
+}
+
+# nvmet_mr_count: the MRs the NVMe target's queues hold on vrnic0.
+nvmet_mr_count() {
+	rdma res show mr dev vrnic0 | grep -c 'comm \[nvmet_rdma\]' || true
+}
+
 # nvmet_unexport: the target's configuration gone and its modules unloaded
 # (idempotent; the unload is checked).
 nvmet_unexport() {
