@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		7
+#define VRNIC_VERSION_MINOR		8
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -416,6 +416,8 @@ enum vrnic_cmd_opcode {
 	VRNIC_CMD_ALLOC_XRCD		= 0x1d,	/* 1.5 */
 	VRNIC_CMD_DEALLOC_XRCD		= 0x1e,	/* 1.5 */
 	VRNIC_CMD_ALLOC_MR		= 0x1f,	/* 1.7 */
+	VRNIC_CMD_ALLOC_MW		= 0x20,	/* 1.8 */
+	VRNIC_CMD_DEALLOC_MW		= 0x21,	/* 1.8 */
 };
 
 /* Command status, written by the device.  Errno in the spec's table. */
@@ -506,6 +508,8 @@ enum vrnic_access_flags {
 	VRNIC_ACCESS_REMOTE_READ	= 1 << 2,
 	VRNIC_ACCESS_REMOTE_ATOMIC	= 1 << 3,
 	VRNIC_ACCESS_ALL		= 0xf,
+	/* 1.8: an MR that memory windows may be bound to (REG_MR only) */
+	VRNIC_ACCESS_MW_BIND		= 1 << 4,
 };
 
 /* REG_MR flags */
@@ -548,6 +552,23 @@ struct vrnic_cmd_reg_mr_resp {		/* REG_MR, ALLOC_MR */
 struct vrnic_cmd_alloc_mr {
 	__le32 pd;
 	__le32 max_pages;		/* 1..max_fast_reg_pages */
+};
+
+/* ALLOC_MW (1.8): a memory window of type 1 or 2, unbound. */
+enum vrnic_mw_type {
+	VRNIC_MW_TYPE_1			= 1,
+	VRNIC_MW_TYPE_2			= 2,
+};
+
+struct vrnic_cmd_alloc_mw {
+	__le32 pd;
+	__u8 type;			/* enum vrnic_mw_type */
+	__u8 reserved[3];
+};
+
+struct vrnic_cmd_alloc_mw_resp {
+	__le32 mw;			/* handle == initial rkey */
+	__le32 rkey;
 };
 
 struct vrnic_cmd_create_cq {
@@ -828,6 +849,8 @@ struct vrnic_cmd {
 		struct vrnic_cmd_reg_mr reg_mr;
 		struct vrnic_cmd_reg_mr_resp reg_mr_resp;
 		struct vrnic_cmd_alloc_mr alloc_mr;
+		struct vrnic_cmd_alloc_mw alloc_mw;
+		struct vrnic_cmd_alloc_mw_resp alloc_mw_resp;
 		struct vrnic_cmd_create_cq create_cq;
 		struct vrnic_cmd_create_cq_resp create_cq_resp;
 		struct vrnic_cmd_resize_cq resize_cq;
@@ -898,6 +921,7 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_RDMA_READ		= 2,
 	VRNIC_CQE_OP_COMP_SWAP		= 3,
 	VRNIC_CQE_OP_FETCH_ADD		= 4,
+	VRNIC_CQE_OP_BIND_MW		= 5,	/* 1.8 */
 	VRNIC_CQE_OP_LOCAL_INV		= 6,	/* 1.7 */
 	VRNIC_CQE_OP_REG_MR		= 8,	/* 1.7: IB_WC_REG_MR */
 	VRNIC_CQE_OP_RECV		= 128,
@@ -986,6 +1010,7 @@ enum vrnic_wr_opcode {
 	VRNIC_WR_ATOMIC_CMP_AND_SWP	= 5,
 	VRNIC_WR_ATOMIC_FETCH_AND_ADD	= 6,
 	VRNIC_WR_LOCAL_INV		= 7,	/* 1.7 */
+	VRNIC_WR_BIND_MW		= 8,	/* 1.8 */
 	VRNIC_WR_SEND_WITH_INV		= 9,	/* 1.7 */
 	VRNIC_WR_REG_MR			= 0x20,	/* 1.7: kernel QPs only */
 };
@@ -1040,6 +1065,20 @@ struct vrnic_wqe_reg_mr {
 	__le16 reserved;
 };
 
+/*
+ * BIND_MW (1.8): binds the memory window whose handle is the upper 24 bits
+ * of rkey to [addr, addr + length) of the MR mr_lkey names, and gives it
+ * rkey's key byte.
+ */
+struct vrnic_wqe_bind_mw {
+	__le64 addr;
+	__le64 length;
+	__le32 rkey;			/* the window's new rkey */
+	__le32 mr_lkey;
+	__le32 access;			/* VRNIC_ACCESS_REMOTE_* */
+	__le32 reserved;
+};
+
 struct vrnic_wqe_ud {			/* UD sends (1.3) */
 	__le32 ah;
 	__le32 remote_qpn;
@@ -1067,6 +1106,7 @@ struct vrnic_send_wqe_hdr {
 		struct vrnic_wqe_atomic atomic;
 		struct vrnic_wqe_ud ud;
 		struct vrnic_wqe_reg_mr reg_mr;
+		struct vrnic_wqe_bind_mw bind_mw;
 		__u8 raw[32];
 	};
 };
@@ -1258,6 +1298,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_cmd_query_clock_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_xrcd, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_xrcd_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_mr, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_mw, 8);
+VRNIC_ASSERT_SIZE(struct vrnic_cmd_alloc_mw_resp, 8);
 VRNIC_ASSERT_SIZE(struct vrnic_cmd, VRNIC_CMD_SIZE);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd, payload, 16);
 VRNIC_ASSERT_OFFSET(struct vrnic_cmd_reg_mr, pbl_addr, 0x18);
@@ -1304,6 +1346,8 @@ VRNIC_ASSERT_SIZE(struct vrnic_wqe_rdma, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_atomic, 32);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_ud, 16);
 VRNIC_ASSERT_SIZE(struct vrnic_wqe_reg_mr, 32);
+VRNIC_ASSERT_SIZE(struct vrnic_wqe_bind_mw, 32);
+VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, bind_mw.rkey, 0x20);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, invalidate_rkey, 0x0c);
 VRNIC_ASSERT_OFFSET(struct vrnic_send_wqe_hdr, reg_mr.key, 0x28);
 VRNIC_ASSERT_SIZE(struct vrnic_send_wqe_hdr, VRNIC_SEND_WQE_HDR_SIZE);

@@ -59,7 +59,7 @@ CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out) {
     Pd* pd = d.obj->pds.find(r.pd);
     if (!pd)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "no such PD");
-    if (r.access & ~uint32_t(VRNIC_ACCESS_ALL))
+    if (r.access & ~uint32_t(VRNIC_ACCESS_ALL | VRNIC_ACCESS_MW_BIND))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "unknown access bits");
     if ((r.access & (VRNIC_ACCESS_REMOTE_WRITE | VRNIC_ACCESS_REMOTE_ATOMIC)) &&
         !(r.access & VRNIC_ACCESS_LOCAL_WRITE))
@@ -119,7 +119,7 @@ CmdResult cmd_dereg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
     if (in.handle.reserved)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "reserved field set");
     Mr* m = d.obj->mrs.find_any_low(in.handle.handle);
-    if (!m || (!m->fast && m->key != in.handle.handle))
+    if (!m || m->mw_type || (!m->fast && m->key != in.handle.handle))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_HANDLE, "bad MR handle");
     m->pd->refs--;
     d.obj->mrs.remove(m->key);

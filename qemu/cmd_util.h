@@ -63,6 +63,8 @@ CmdResult cmd_destroy_pd(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_reg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_dereg_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_alloc_mr(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_alloc_mw(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
+CmdResult cmd_dealloc_mw(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_create_ah(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_destroy_ah(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);
 CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd& out);

@@ -57,9 +57,11 @@ const OpInfo* op_info(uint16_t opcode) {
         /* ALLOC_XRCD */ {cmd_alloc_xrcd, sizeof(vrnic_cmd_alloc_xrcd), "ALLOC_XRCD"},
         /* DEALLOC_XRCD */ {cmd_dealloc_xrcd, sizeof(vrnic_cmd_handle), "DEALLOC_XRCD"},
         /* ALLOC_MR */ {cmd_alloc_mr, sizeof(vrnic_cmd_alloc_mr), "ALLOC_MR"},
+        /* ALLOC_MW */ {cmd_alloc_mw, sizeof(vrnic_cmd_alloc_mw), "ALLOC_MW"},
+        /* DEALLOC_MW */ {cmd_dealloc_mw, sizeof(vrnic_cmd_handle), "DEALLOC_MW"},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_ALLOC_MR + 1);
-    if (opcode == 0 || opcode > VRNIC_CMD_ALLOC_MR)
+    static_assert(sizeof(table) / sizeof(table[0]) == VRNIC_CMD_DEALLOC_MW + 1);
+    if (opcode == 0 || opcode > VRNIC_CMD_DEALLOC_MW)
         return nullptr;
     return &table[opcode];
 }

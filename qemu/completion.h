@@ -49,6 +49,15 @@ enum VendorErr : uint32_t {
     kVeFrmrTooManyPages = 34, // more pages than ALLOC_MR's max_pages
     kVeFrmrPageList = 35,     // the page list or a page outside guest RAM
     kVeFrmrNotFast = 36,      // invalidation of an MR that is not ALLOC_MR's
+    // Memory windows (mw.h).
+    kVeMwBadKey = 37,   // a bind names no window
+    kVeMwPd = 38,       // a window of another PD
+    kVeMwBound = 39,    // a bind of a type 2 window that is bound
+    kVeMwMr = 40,       // no usable MR of the QP's PD to bind to
+    kVeMwNoBind = 41,   // the MR lacks MW_BIND
+    kVeMwAccess = 42,   // bad window rights, or writes without the MR's LOCAL_WRITE
+    kVeMwRange = 43,    // the window is not inside the MR, or empty for type 2
+    kVeMwType1Inv = 44, // invalidation of a type 1 window
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-// REG_MR and LOCAL_INV WQEs, and remote invalidation (sections 10.27, 14.10).
+// The local operations REG_MR, LOCAL_INV and BIND_MW, and remote
+// invalidation (sections 10.27, 14.10, 14.11).
 #include "fast_reg.h"
 
 #include "all_zero.h"
 #include "completion.h"
+#include "mw.h"
 
 #include <cstring>
 
@@ -82,15 +84,18 @@ uint8_t reg_mr(DeviceState& d, const Qp& qp, const vrnic_send_wqe_hdr& h, uint32
     return VRNIC_WC_SUCCESS;
 }
 
-// The fast-registration MR `key` names exactly (a stale key byte names
-// nothing), of `pd`; 0 or the vendor error.
-uint32_t find_invalidatable(DeviceState& d, const Pd* pd, uint32_t key, Mr** out) {
+// The fast-registration MR or type 2 window `key` names exactly (a stale
+// key byte names nothing), of qp's PD; `remote` (SEND_WITH_INV at qp) only
+// reaches a window bound to qp. 0 or the vendor error.
+uint32_t find_invalidatable(DeviceState& d, const Qp& qp, uint32_t key, bool remote, Mr** out) {
     Mr* mr = d.obj->mrs.find(key);
     if (!mr)
         return kVeFrmrBadKey;
-    if (!mr->fast)
+    if (mr->mw_type == VRNIC_MW_TYPE_1)
+        return kVeMwType1Inv;
+    if (!mr->fast && !mr->mw_type)
         return kVeFrmrNotFast;
-    if (mr->pd != pd)
+    if (mr->pd != qp.pd || (remote && mr->mw_type && mr->valid && mr->mw_qpn != qp.qpn))
         return kVeFrmrPd;
     *out = mr;
     return kVeNone;
@@ -100,7 +105,7 @@ uint8_t local_inv(DeviceState& d, const Qp& qp, const vrnic_send_wqe_hdr& h, uin
     if (!all_zero(h.raw))
         return *ve = kVeBadFrmrWqe, VRNIC_WC_LOC_QP_OP_ERR;
     Mr* mr = nullptr;
-    if ((*ve = find_invalidatable(d, qp.pd, h.invalidate_rkey, &mr)))
+    if ((*ve = find_invalidatable(d, qp, h.invalidate_rkey, false, &mr)))
         return VRNIC_WC_LOC_PROT_ERR;
     mr->valid = false;
     return VRNIC_WC_SUCCESS;
@@ -112,15 +117,19 @@ Outcome execute_local_op(DeviceState& d, Qp& qp, const SendWqeCopy& w) {
     const vrnic_send_wqe_hdr& h = w.h;
     uint32_t ve = check_local_hdr(qp, h);
     uint8_t st = ve ? VRNIC_WC_LOC_QP_OP_ERR : VRNIC_WC_SUCCESS;
-    if (!ve)
-        st = h.opcode == VRNIC_WR_REG_MR ? reg_mr(d, qp, h, &ve) : local_inv(d, qp, h, &ve);
+    if (!ve && h.opcode == VRNIC_WR_REG_MR)
+        st = reg_mr(d, qp, h, &ve);
+    else if (!ve && h.opcode == VRNIC_WR_LOCAL_INV)
+        st = local_inv(d, qp, h, &ve);
+    else if (!ve)
+        st = bind_mw(d, qp, h, &ve);
     complete_send(d, qp, h, st, 0, ve);
     return Outcome::consumed;
 }
 
 uint32_t remote_invalidate(DeviceState& d, const Qp& resp, uint32_t rkey) {
     Mr* mr = nullptr;
-    if (uint32_t ve = find_invalidatable(d, resp.pd, rkey, &mr))
+    if (uint32_t ve = find_invalidatable(d, resp, rkey, true, &mr))
         return ve;
     mr->valid = false;
     return kVeNone;

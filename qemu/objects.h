@@ -71,6 +71,12 @@ struct Mr {
     bool fast = false;
     bool valid = true;
     uint32_t max_pages = 0;
+    // A memory window (ALLOC_MW, mw.h) when non-zero: `valid` says it is
+    // bound, iova/length/access are the window's, and the bytes are those
+    // of the MR whose key was `mw_mr_key` at bind time.
+    uint8_t mw_type = 0; // VRNIC_MW_TYPE_*
+    uint32_t mw_mr_key = 0;
+    uint32_t mw_qpn = 0; // type 2: the QP it is bound to
 };
 
 struct Eq {

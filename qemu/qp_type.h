@@ -58,9 +58,9 @@ inline bool is_send_opcode(uint8_t op) {
     return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM;
 }
 
-// 1.7: the operations that complete at the requester (fast_reg.h).
+// The operations that complete at the requester (fast_reg.h, mw.h).
 inline bool is_local_op(uint8_t op) {
-    return op == VRNIC_WR_REG_MR || op == VRNIC_WR_LOCAL_INV;
+    return op == VRNIC_WR_REG_MR || op == VRNIC_WR_LOCAL_INV || op == VRNIC_WR_BIND_MW;
 }
 
 // The messages that take a receive WQE at an RC or UC responder.
@@ -68,7 +68,7 @@ inline bool is_send_like(uint8_t op) {
     return is_send_opcode(op) || op == VRNIC_WR_SEND_WITH_INV;
 }
 
-// 1.7: fast registration's opcodes, which RC and UC carry.
+// Fast registration's and memory windows' opcodes, which RC and UC carry.
 inline bool is_fast_reg_opcode(uint8_t op) {
     return is_local_op(op) || op == VRNIC_WR_SEND_WITH_INV;
 }

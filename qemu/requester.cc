@@ -45,6 +45,8 @@ uint8_t cqe_opcode(uint8_t wr_opcode) {
         return VRNIC_CQE_OP_LOCAL_INV;
     case VRNIC_WR_REG_MR:
         return VRNIC_CQE_OP_REG_MR;
+    case VRNIC_WR_BIND_MW:
+        return VRNIC_CQE_OP_BIND_MW;
     default:
         return VRNIC_CQE_OP_SEND;
     }
@@ -140,7 +142,7 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
         if (s.length == 0)
             continue;
         const Mr* mr = d.obj->mrs.find(s.lkey);
-        if (!mr || mr->pd != qp.pd)
+        if (!mr || mr->mw_type || mr->pd != qp.pd)
             return *vendor = kVeBadLkey, VRNIC_WC_LOC_PROT_ERR;
         if (!mr_contains(d.mem, *mr, s.addr, s.length))
             return *vendor = kVeLocalBounds, VRNIC_WC_LOC_PROT_ERR;

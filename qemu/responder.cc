@@ -8,6 +8,7 @@
 #include "events.h"
 #include "fast_reg.h"
 #include "mr.h"
+#include "mw.h"
 #include "qp_control.h"
 #include "recv_source.h"
 #include "xrc.h"
@@ -25,6 +26,8 @@ uint32_t check_remote(DeviceState& d, Qp& resp, uint32_t rkey, uint64_t addr, ui
     const Mr* mr = d.obj->mrs.find(rkey);
     if (!mr || mr->pd != resp.pd)
         return kVeBadRkey;
+    if (mr->mw_type)
+        return mw_resolve(d, resp, *mr, addr, len, right, out);
     if (!mr_contains(d.mem, *mr, addr, len))
         return kVeRemoteBounds;
     if (!(mr->access & right) || !(resp.attr.qp_access_flags & right))
@@ -250,7 +253,7 @@ bool resolve_recv_sges(DeviceState& d, const Qp& resp, const RecvWqe& w, SgEntry
         if (e.length == 0)
             continue;
         const Mr* mr = d.obj->mrs.find(e.lkey);
-        if (!mr || mr->pd != resp.pd || !mr_contains(d.mem, *mr, e.addr, e.length) ||
+        if (!mr || mr->mw_type || mr->pd != resp.pd || !mr_contains(d.mem, *mr, e.addr, e.length) ||
             !(mr->access & VRNIC_ACCESS_LOCAL_WRITE))
             return false;
         dst[(*n)++] = {mr, e.addr, e.length};

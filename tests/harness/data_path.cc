@@ -41,6 +41,8 @@ void GuestDriver::post_send(QpInfo& qp, const SendWr& wr, bool pub) {
         h->invalidate_rkey = wr.inv_rkey;
     if (wr.opcode == VRNIC_WR_REG_MR) {
         h->reg_mr = wr.reg;
+    } else if (wr.opcode == VRNIC_WR_BIND_MW) {
+        h->bind_mw = wr.bind;
     } else if (wr.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP ||
                wr.opcode == VRNIC_WR_ATOMIC_FETCH_AND_ADD) {
         h->atomic.remote_addr = wr.remote_addr;

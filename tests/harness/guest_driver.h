@@ -141,6 +141,7 @@ struct SendWr {
     // 1.7: LOCAL_INV's and SEND_WITH_INV's key; REG_MR's union.
     uint32_t inv_rkey = 0;
     vrnic_wqe_reg_mr reg{};
+    vrnic_wqe_bind_mw bind{}; // 1.8: BIND_MW's union
 };
 
 // 1.7: a signaled REG_MR of the page list at pbl under `key`.
@@ -162,6 +163,16 @@ inline SendWr local_inv_wr(uint32_t key) {
     SendWr w;
     w.opcode = VRNIC_WR_LOCAL_INV;
     w.inv_rkey = key;
+    return w;
+}
+
+// 1.8: a signaled BIND_MW giving window key `rkey` [addr, addr + len) of
+// the MR `mr_lkey` names, with `access`.
+inline SendWr bind_mw_wr(uint32_t rkey, uint32_t mr_lkey, uint64_t addr, uint64_t len,
+                         uint32_t access) {
+    SendWr w;
+    w.opcode = VRNIC_WR_BIND_MW;
+    w.bind = {addr, len, rkey, mr_lkey, access, 0};
     return w;
 }
 

@@ -28,7 +28,7 @@ class Commands : public CommandTest {
 
 TEST_F(Commands, UnknownOpcodeFlagsAndTrailingBytes) {
     EXPECT_EQ(BAD_OPCODE, drv.cmd(0));
-    EXPECT_EQ(BAD_OPCODE, drv.cmd(VRNIC_CMD_ALLOC_MR + 1));
+    EXPECT_EQ(BAD_OPCODE, drv.cmd(VRNIC_CMD_DEALLOC_MW + 1));
     EXPECT_EQ(BAD_OPCODE, drv.cmd(0xffff));
     vrnic_cmd c{};
     c.hdr.opcode = VRNIC_CMD_NOP;
@@ -109,7 +109,11 @@ TEST_F(Commands, RegMrValidation) {
         void (*mutate)(vrnic_cmd_reg_mr&);
     } cases[] = {
         {"bad PD", BAD_HANDLE, [](vrnic_cmd_reg_mr& m) { m.pd = 999; }},
-        {"unknown access bit", BAD_PARAM, [](vrnic_cmd_reg_mr& m) { m.access = 0x10; }},
+        {"unknown access bit", BAD_PARAM, [](vrnic_cmd_reg_mr& m) { m.access = 0x20; }},
+        {"MW_BIND on a physical MR", BAD_PARAM,
+         [](vrnic_cmd_reg_mr& m) {
+             m = {m.pd, VRNIC_ACCESS_MW_BIND, 0, 0, 0, 0, 0, 0, VRNIC_MR_F_PHYS};
+         }},
         {"remote write without local write", BAD_PARAM,
          [](vrnic_cmd_reg_mr& m) { m.access = VRNIC_ACCESS_REMOTE_WRITE; }},
         {"remote atomic without local write", BAD_PARAM,

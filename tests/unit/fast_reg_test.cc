@@ -381,7 +381,7 @@ TEST_F(FastReg, LocalInvWithUnionSetFails) {
 }
 
 TEST_F(FastReg, UdQpRefusesFastRegOpcodes) {
-    for (uint8_t op : {VRNIC_WR_REG_MR, VRNIC_WR_LOCAL_INV}) {
+    for (uint8_t op : {VRNIC_WR_REG_MR, VRNIC_WR_LOCAL_INV, VRNIC_WR_BIND_MW}) {
         SCOPED_TRACE(int(op));
         FakeDriver d;
         d.bring_up();

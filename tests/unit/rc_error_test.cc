@@ -63,7 +63,7 @@ TEST_F(RcError, MalformedWqeIsLocQpOpErr) {
         void (*mutate)(SendWr&);
         uint32_t vendor;
     } cases[] = {
-        {"opcode 8 (BIND_MW)", [](SendWr& w) { w.opcode = 8; }, kVeBadOpcode},
+        {"opcode 10 (LSO)", [](SendWr& w) { w.opcode = 10; }, kVeBadOpcode},
         {"flag 0x10", [](SendWr& w) { w.flags |= 0x10; }, kVeBadFlags},
         {"5 SGEs > max_send_sge 4", [](SendWr& w) { w.sge.resize(5, w.sge[0]); }, kVeTooManySge},
         {"inline READ",
