@@ -61,6 +61,9 @@ static const char *vrnic_cmd_name(u16 opcode)
 		[VRNIC_CMD_QUERY_CLOCK] = "QUERY_CLOCK",
 		[VRNIC_CMD_ALLOC_XRCD] = "ALLOC_XRCD",
 		[VRNIC_CMD_DEALLOC_XRCD] = "DEALLOC_XRCD",
+		[VRNIC_CMD_ALLOC_MR] = "ALLOC_MR",
+		[VRNIC_CMD_ALLOC_MW] = "ALLOC_MW",
+		[VRNIC_CMD_DEALLOC_MW] = "DEALLOC_MW",
 	};
 
 	if (opcode < ARRAY_SIZE(names) && names[opcode])

@@ -12,6 +12,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.add_gid = vrnic_add_gid,
 	.alloc_hw_port_stats = vrnic_alloc_hw_port_stats,
 	.alloc_mr = vrnic_alloc_mr,
+	.alloc_mw = vrnic_alloc_mw,
 	.alloc_pd = vrnic_alloc_pd,
 	.alloc_ucontext = vrnic_alloc_ucontext,
 	.alloc_xrcd = vrnic_alloc_xrcd,
@@ -21,6 +22,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 	.create_cq = VRNIC_CREATE_CQ_OP,
 	.create_qp = vrnic_create_qp,
 	.create_srq = vrnic_create_srq,
+	.dealloc_mw = vrnic_dealloc_mw,
 	.dealloc_pd = vrnic_dealloc_pd,
 	.dealloc_ucontext = vrnic_dealloc_ucontext,
 	.dealloc_xrcd = vrnic_dealloc_xrcd,
@@ -61,6 +63,7 @@ const struct ib_device_ops vrnic_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vrnic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vrnic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, vrnic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vrnic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vrnic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vrnic_srq, ibsrq),

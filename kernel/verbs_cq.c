@@ -335,6 +335,7 @@ static_assert((int)RDMA_NETWORK_IPV4 == (int)VRNIC_NET_IPV4);
 static_assert((int)RDMA_NETWORK_IPV6 == (int)VRNIC_NET_IPV6);
 static_assert((int)IB_WC_LOCAL_INV == (int)VRNIC_CQE_OP_LOCAL_INV);
 static_assert((int)IB_WC_REG_MR == (int)VRNIC_CQE_OP_REG_MR);
+static_assert((int)IB_WC_BIND_MW == (int)VRNIC_CQE_OP_BIND_MW);
 
 /*
  * The receive fields only a UD QP's CQEs carry: a successful UD receive
@@ -398,6 +399,7 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	case VRNIC_CQE_OP_RDMA_READ:
 	case VRNIC_CQE_OP_COMP_SWAP:
 	case VRNIC_CQE_OP_FETCH_ADD:
+	case VRNIC_CQE_OP_BIND_MW:
 	case VRNIC_CQE_OP_LOCAL_INV:
 	case VRNIC_CQE_OP_REG_MR:
 	case VRNIC_CQE_OP_RECV:

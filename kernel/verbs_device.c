@@ -84,6 +84,12 @@ int vrnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		attr->max_fast_reg_page_list_len = c->max_fast_reg_pages;
 	}
+	/* 1.8: memory windows of both types, in the MRs' table (verbs_mw.c). */
+	if (vrnic_has_mw(dev)) {
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = vrnic_clamp_int(c->max_mr);
+	}
 	/* 1.6 devices grow an SRQ with its posted WQEs (srq_resize.c). */
 	if (c->max_srq && c->version_minor >= 6)
 		attr->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;

@@ -12,6 +12,10 @@
 
 #include "vrnic.h"
 
+VRNIC_SAME(IB_ACCESS_REMOTE_WRITE, VRNIC_ACCESS_REMOTE_WRITE);
+VRNIC_SAME(IB_ACCESS_REMOTE_READ, VRNIC_ACCESS_REMOTE_READ);
+VRNIC_SAME(IB_ACCESS_MW_BIND, VRNIC_ACCESS_MW_BIND);
+
 struct vrnic_pbl {
 	struct vrnic_dma top;
 	struct vrnic_dma *leaves;
@@ -155,9 +159,13 @@ struct ib_mr *vrnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ibdev_dbg(ibpd->device, "reg_mr takes no udata\n");
 		return ERR_PTR(err);
 	}
-	/* Optional flags (relaxed ordering) mean nothing to this device. */
+	/*
+	 * Optional flags (relaxed ordering) mean nothing to this device; the
+	 * others are its own (VRNIC_SAME), MW_BIND from 1.8 on.
+	 */
 	access &= ~IB_ACCESS_OPTIONAL;
-	if (access & ~VRNIC_ACCESS_ALL) {
+	if (access & ~(VRNIC_ACCESS_ALL |
+		       (vrnic_has_mw(dev) ? VRNIC_ACCESS_MW_BIND : 0))) {
 		ibdev_dbg(ibpd->device, "MR access %#x unsupported\n", access);
 		return ERR_PTR(-EOPNOTSUPP);
 	}

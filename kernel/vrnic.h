@@ -359,6 +359,17 @@ static inline struct vrnic_mr *to_vmr(struct ib_mr *ibmr)
 	return container_of(ibmr, struct vrnic_mr, ibmr);
 }
 
+/* A memory window (1.8, verbs_mw.c): user space binds it, by WQE. */
+struct vrnic_mw {
+	struct ib_mw ibmw;
+	u32 handle;
+};
+
+static inline struct vrnic_mw *to_vmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct vrnic_mw, ibmw);
+}
+
 struct vrnic_cq {
 	struct ib_cq ibcq;
 	u32 cqn;
@@ -612,6 +623,11 @@ int vrnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int vrnic_build_reg_mr(const struct ib_reg_wr *wr,
 		       struct vrnic_send_wqe_hdr *hdr);
+
+/* verbs_mw.c */
+bool vrnic_has_mw(struct vrnic_dev *dev);
+int vrnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vrnic_dealloc_mw(struct ib_mw *ibmw);
 
 /* verbs_cq.c (vrnic_create_cq: compat.h) */
 int vrnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
