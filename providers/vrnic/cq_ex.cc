@@ -49,6 +49,8 @@ uint32_t cq_read_vendor_err(ibv_cq_ex* c) noexcept {
 uint32_t cq_read_byte_len(ibv_cq_ex* c) noexcept {
     return cur(c).byte_len;
 }
+// Also ibv_wc_read_invalidated_rkey()'s: with WITH_INV the CQE's word is the
+// invalidated rkey, little-endian as the host reads it (spec 12.1).
 __be32 cq_read_imm_data(ibv_cq_ex* c) noexcept {
     return cur(c).imm_data;
 }

@@ -239,6 +239,13 @@ int get_srq_num(ibv_srq* srq, uint32_t* srq_num) noexcept;
 int create_xrc_recv(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) noexcept;
 ibv_qp* open_qp(ibv_context* context, ibv_qp_open_attr* attr) noexcept;
 
+// Memory windows (mw.cc): alloc_mw (EOPNOTSUPP before device 1.8),
+// dealloc_mw, and bind_mw for type 1 windows. bind_mw returns 0 or an errno,
+// which it also leaves in errno.
+ibv_mw* alloc_mw(ibv_pd* pd, ibv_mw_type type) noexcept;
+int dealloc_mw(ibv_mw* mw) noexcept;
+int bind_mw(ibv_qp* qp, ibv_mw* mw, ibv_mw_bind* bind) noexcept;
+
 // Multicast attach and detach (mcast.cc). Return 0 or an errno.
 int attach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;
 int detach_mcast(ibv_qp* qp, const ibv_gid* gid, uint16_t lid) noexcept;

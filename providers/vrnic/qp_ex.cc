@@ -64,6 +64,23 @@ void wr_atomic_fetch_add(ibv_qp_ex* q, uint32_t rkey, uint64_t addr, uint64_t ad
     qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_ATOMIC_FETCH_AND_ADD);
     qp->wr.atomic(rkey, addr, add, 0);
 }
+// Memory windows and invalidation (RC, UC; send_ops_flags bound them to the
+// device's version): local operations, but for SEND_WITH_INV.
+void wr_bind_mw(ibv_qp_ex* q, ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_BIND_MW);
+    qp->wr.bind_mw(mw, rkey, info);
+}
+void wr_local_inv(ibv_qp_ex* q, uint32_t invalidate_rkey) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_LOCAL_INV);
+    qp->wr.invalidate(invalidate_rkey);
+}
+void wr_send_inv(ibv_qp_ex* q, uint32_t invalidate_rkey) noexcept {
+    Qp* qp = to_qp(q);
+    qp->wr.open(q->wr_id, q->wr_flags, VRNIC_WR_SEND_WITH_INV);
+    qp->wr.invalidate(invalidate_rkey);
+}
 void wr_set_ud_addr(ibv_qp_ex* q, ibv_ah* ah, uint32_t remote_qpn, uint32_t remote_qkey) noexcept {
     to_qp(q)->wr.ud(ah, remote_qpn, remote_qkey);
 }
@@ -96,6 +113,9 @@ void set_qp_ex_ops(ibv_qp_ex* q) noexcept {
     q->wr_send_imm = wr_send_imm;
     q->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
     q->wr_atomic_fetch_add = wr_atomic_fetch_add;
+    q->wr_bind_mw = wr_bind_mw;
+    q->wr_local_inv = wr_local_inv;
+    q->wr_send_inv = wr_send_inv;
     q->wr_set_ud_addr = wr_set_ud_addr;
     q->wr_set_xrc_srqn = wr_set_xrc_srqn;
     q->wr_set_sge = wr_set_sge;

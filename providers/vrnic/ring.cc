@@ -15,6 +15,12 @@ static_assert(int{IBV_WR_SEND_WITH_IMM} == int{VRNIC_WR_SEND_WITH_IMM});
 static_assert(int{IBV_WR_RDMA_READ} == int{VRNIC_WR_RDMA_READ});
 static_assert(int{IBV_WR_ATOMIC_CMP_AND_SWP} == int{VRNIC_WR_ATOMIC_CMP_AND_SWP});
 static_assert(int{IBV_WR_ATOMIC_FETCH_AND_ADD} == int{VRNIC_WR_ATOMIC_FETCH_AND_ADD});
+static_assert(int{IBV_WR_LOCAL_INV} == int{VRNIC_WR_LOCAL_INV});
+static_assert(int{IBV_WR_BIND_MW} == int{VRNIC_WR_BIND_MW});
+static_assert(int{IBV_WR_SEND_WITH_INV} == int{VRNIC_WR_SEND_WITH_INV});
+static_assert(int{IBV_ACCESS_REMOTE_WRITE} == int{VRNIC_ACCESS_REMOTE_WRITE});
+static_assert(int{IBV_ACCESS_REMOTE_READ} == int{VRNIC_ACCESS_REMOTE_READ});
+static_assert(int{IBV_ACCESS_REMOTE_ATOMIC} == int{VRNIC_ACCESS_REMOTE_ATOMIC});
 static_assert(sizeof(ibv_sge) == sizeof(vrnic_sge));
 static_assert(offsetof(ibv_sge, addr) == offsetof(vrnic_sge, addr));
 static_assert(offsetof(ibv_sge, length) == offsetof(vrnic_sge, length));
@@ -22,6 +28,8 @@ static_assert(offsetof(ibv_sge, lkey) == offsetof(vrnic_sge, lkey));
 static_assert(int{IBV_WC_RECV} == int{VRNIC_CQE_OP_RECV});
 static_assert(int{IBV_WC_RECV_RDMA_WITH_IMM} == int{VRNIC_CQE_OP_RECV_RDMA_WITH_IMM});
 static_assert(int{IBV_WC_FETCH_ADD} == int{VRNIC_CQE_OP_FETCH_ADD});
+static_assert(int{IBV_WC_BIND_MW} == int{VRNIC_CQE_OP_BIND_MW});
+static_assert(int{IBV_WC_LOCAL_INV} == int{VRNIC_CQE_OP_LOCAL_INV});
 static_assert(int{IBV_WC_GENERAL_ERR} == int{VRNIC_WC_GENERAL_ERR});
 
 namespace {
@@ -32,9 +40,35 @@ constexpr size_t kInlineDataOffset = VRNIC_SEND_WQE_HDR_SIZE + VRNIC_INLINE_HDR_
 bool is_atomic(uint8_t op) {
     return op == VRNIC_WR_ATOMIC_CMP_AND_SWP || op == VRNIC_WR_ATOMIC_FETCH_AND_ADD;
 }
+// SEND* carry nothing in the union on a connected QP (spec 13.1).
+bool is_send(uint8_t op) {
+    return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_SEND_WITH_INV;
+}
 bool can_inline(uint8_t op) {
-    return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE ||
-           op == VRNIC_WR_RDMA_WRITE_WITH_IMM;
+    return is_send(op) || op == VRNIC_WR_RDMA_WRITE || op == VRNIC_WR_RDMA_WRITE_WITH_IMM;
+}
+// Local operations (spec 14.10, 14.11): no SGEs, no data.
+bool is_local(uint8_t op) {
+    return op == VRNIC_WR_LOCAL_INV || op == VRNIC_WR_BIND_MW;
+}
+
+// A window's rights are remote ones, the device's values. LOCAL_WRITE means
+// nothing for a window and is dropped; anything else (ZERO_BASED, MW_BIND)
+// no window of this device has.
+int mw_access(unsigned int flags, uint32_t* out) {
+    constexpr unsigned int remote =
+        IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+    if (flags & ~(remote | IBV_ACCESS_LOCAL_WRITE))
+        return EINVAL;
+    *out = flags & remote;
+    return 0;
+}
+
+// IBV_WR_BIND_MW binds a type 2 window (ibv_bind_mw binds type 1 ones) and
+// names it twice: mw, and the upper 24 bits of the new rkey, which the
+// device goes by. They must agree.
+bool names_type2_window(const ibv_mw* mw, uint32_t rkey) {
+    return mw && mw->type == IBV_MW_TYPE_2 && !((rkey ^ mw->rkey) & ~uint32_t{0xff});
 }
 
 const void* piece_addr(const ibv_sge& s) {
@@ -65,6 +99,9 @@ static_assert(IBV_QP_EX_WITH_SEND_WITH_IMM == 1U << IBV_WR_SEND_WITH_IMM);
 static_assert(IBV_QP_EX_WITH_RDMA_READ == 1U << IBV_WR_RDMA_READ);
 static_assert(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP == 1U << IBV_WR_ATOMIC_CMP_AND_SWP);
 static_assert(IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD == 1U << IBV_WR_ATOMIC_FETCH_AND_ADD);
+static_assert(IBV_QP_EX_WITH_LOCAL_INV == 1U << IBV_WR_LOCAL_INV);
+static_assert(IBV_QP_EX_WITH_BIND_MW == 1U << IBV_WR_BIND_MW);
+static_assert(IBV_QP_EX_WITH_SEND_WITH_INV == 1U << IBV_WR_SEND_WITH_INV);
 
 uint64_t qp_send_ops(ibv_qp_type type) noexcept {
     constexpr uint64_t sends = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
@@ -81,6 +118,18 @@ uint64_t qp_send_ops(ibv_qp_type type) noexcept {
     default:
         return 0;
     }
+}
+
+// UD and XRC QPs complete these with an error (spec 14.10, 14.11).
+uint64_t qp_mem_ops(ibv_qp_type type, unsigned int version_minor) noexcept {
+    if (type != IBV_QPT_RC && type != IBV_QPT_UC)
+        return 0;
+    uint64_t ops = 0;
+    if (version_minor >= 7)
+        ops |= IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV;
+    if (version_minor >= 8)
+        ops |= IBV_QP_EX_WITH_BIND_MW;
+    return ops;
 }
 
 uint8_t SendQueue::wqe_flags(unsigned int send_flags, bool sig_all) noexcept {
@@ -109,7 +158,7 @@ vrnic_send_wqe_hdr* SendQueue::begin(uint64_t wr_id, uint8_t opcode, uint8_t fla
 }
 
 int SendQueue::set_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t n) noexcept {
-    if (n > lim_.max_sge)
+    if (n > lim_.max_sge || (n && is_local(h->opcode)))
         return EINVAL;
     if (is_atomic(h->opcode) && (n != 1 || sg[0].length != 8))
         return EINVAL;
@@ -153,12 +202,56 @@ int SendQueue::set_inline_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t 
     return copy_inline(h, sg, n);
 }
 
+int SendQueue::bind_fields(uint32_t rkey, const ibv_mw_bind_info& info,
+                           vrnic_wqe_bind_mw* out) noexcept {
+    uint32_t access = 0;
+    if ((info.length && !info.mr) || mw_access(info.mw_access_flags, &access))
+        return EINVAL;
+    *out = vrnic_wqe_bind_mw{};
+    out->addr = info.addr;
+    out->length = info.length;
+    out->rkey = rkey;
+    out->mr_lkey = info.mr ? info.mr->lkey : 0; // length 0: unbinding
+    out->access = access;
+    return 0;
+}
+
+int SendQueue::bind_mw(uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
+                       const ibv_mw_bind_info& info) noexcept {
+    if (!takes(VRNIC_WR_BIND_MW))
+        return EINVAL;
+    vrnic_wqe_bind_mw b;
+    int err = bind_fields(rkey, info, &b);
+    if (err)
+        return err;
+    auto* h = begin(wr_id, VRNIC_WR_BIND_MW, wqe_flags(send_flags, lim_.sig_all), 0);
+    if (!h)
+        return ENOMEM;
+    h->bind_mw = b;
+    advance();
+    return 0;
+}
+
 int SendQueue::post(const ibv_send_wr& wr) noexcept {
     if (!takes(wr.opcode))
         return EINVAL;
+    const auto op = static_cast<uint8_t>(wr.opcode);
+    // Local operations ignore the WR's SGEs.
+    if (op == VRNIC_WR_BIND_MW) {
+        if (!names_type2_window(wr.bind_mw.mw, wr.bind_mw.rkey))
+            return EINVAL;
+        return bind_mw(wr.wr_id, wr.send_flags, wr.bind_mw.rkey, wr.bind_mw.bind_info);
+    }
+    if (op == VRNIC_WR_LOCAL_INV) {
+        auto* h = begin(wr.wr_id, op, wqe_flags(wr.send_flags, lim_.sig_all), 0);
+        if (!h)
+            return ENOMEM;
+        h->invalidate_rkey = wr.invalidate_rkey;
+        advance();
+        return 0;
+    }
     if (wr.num_sge < 0)
         return EINVAL;
-    const auto op = static_cast<uint8_t>(wr.opcode);
     const auto n = static_cast<size_t>(wr.num_sge);
     const bool inl = (wr.send_flags & IBV_SEND_INLINE) && can_inline(op);
     // Check everything that can be checked before touching the ring, so a
@@ -174,12 +267,14 @@ int SendQueue::post(const ibv_send_wr& wr) noexcept {
         (op == VRNIC_WR_SEND_WITH_IMM || op == VRNIC_WR_RDMA_WRITE_WITH_IMM) ? wr.imm_data : 0);
     if (!h)
         return ENOMEM;
+    if (op == VRNIC_WR_SEND_WITH_INV)
+        h->invalidate_rkey = wr.invalidate_rkey;
     if (lim_.ud) {
         set_ud(h, to_ah(wr.wr.ud.ah)->handle, wr.wr.ud.remote_qpn, wr.wr.ud.remote_qkey);
     } else if (is_atomic(op)) {
         set_atomic(h, wr.wr.atomic.remote_addr, wr.wr.atomic.rkey, wr.wr.atomic.compare_add,
                    wr.wr.atomic.swap);
-    } else if (op != VRNIC_WR_SEND && op != VRNIC_WR_SEND_WITH_IMM) {
+    } else if (!is_send(op)) {
         set_rdma(h, wr.wr.rdma.remote_addr, wr.wr.rdma.rkey);
     }
     if (lim_.xrc) // after the union's other fields: the same word in each layout
@@ -238,6 +333,17 @@ void WrBuilder::open(uint64_t wr_id, unsigned int wr_flags, uint8_t opcode, __be
     cur_ = h;
     needs_ud_ = sq_->limits().ud;
     sq_->advance();
+}
+
+void WrBuilder::bind_mw(const ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) noexcept {
+    if (!cur_)
+        return; // open() failed the session
+    vrnic_wqe_bind_mw b;
+    if (!info || !names_type2_window(mw, rkey) || SendQueue::bind_fields(rkey, *info, &b)) {
+        fail(EINVAL);
+        return;
+    }
+    cur_->bind_mw = b;
 }
 
 int WrBuilder::complete(Doorbell& db, uint32_t* pi_word) noexcept {
@@ -335,10 +441,13 @@ uint8_t cqe_sl(const vrnic_cqe& cqe) noexcept {
     }
 }
 
+// The CQE's word at 0x10 is the immediate or the invalidated rkey, never both.
 unsigned int cqe_wc_flags(const vrnic_cqe& cqe) noexcept {
     unsigned int f = 0;
     if (cqe.flags & VRNIC_CQE_F_WITH_IMM)
         f |= IBV_WC_WITH_IMM;
+    else if (cqe.flags & VRNIC_CQE_F_WITH_INV)
+        f |= IBV_WC_WITH_INV;
     if (cqe.flags & VRNIC_CQE_F_GRH)
         f |= IBV_WC_GRH;
     return f;
@@ -356,10 +465,13 @@ void cqe_to_wc(const vrnic_cqe& cqe, ibv_wc* wc) noexcept {
     wc->opcode = static_cast<ibv_wc_opcode>(cqe.opcode);
     wc->vendor_err = cqe.vendor_err;
     wc->byte_len = cqe.byte_len;
-    wc->imm_data = cqe.imm_data;
+    wc->wc_flags = cqe_wc_flags(cqe);
+    if (wc->wc_flags & IBV_WC_WITH_INV)
+        wc->invalidated_rkey = cqe.invalidated_rkey; // host order: __le32 on x86
+    else
+        wc->imm_data = cqe.imm_data;
     wc->qp_num = cqe.qpn;
     wc->src_qp = cqe_src_qp(cqe);
-    wc->wc_flags = cqe_wc_flags(cqe);
     wc->pkey_index = cqe.pkey_index;
     wc->slid = 0;
     wc->sl = cqe_sl(cqe);

@@ -192,6 +192,9 @@ class WorkQueue {
 // The send opcodes a QP type takes, as IBV_QP_EX_WITH_* bits (bit n admits
 // IBV_WR opcode n); 0 for a type the device does not offer.
 uint64_t qp_send_ops(ibv_qp_type type) noexcept;
+// What a QP type takes besides, on a device of interface version 1.minor:
+// LOCAL_INV and SEND_WITH_INV (1.7) and BIND_MW (1.8) on RC and UC QPs.
+uint64_t qp_mem_ops(ibv_qp_type type, unsigned int version_minor) noexcept;
 
 // What the QP's send stride holds, as reported by the kernel, and what its
 // type lets it send.
@@ -199,7 +202,7 @@ struct SqLimits {
     uint32_t max_sge = 0;
     uint32_t max_inline = 0;
     bool sig_all = false;
-    uint64_t send_ops = 0; // qp_send_ops() of the QP's type
+    uint64_t send_ops = 0; // qp_send_ops() | qp_mem_ops() of the QP's type
     bool ud = false;       // datagram: every WQE names its destination
     bool xrc = false;      // XRC initiator: every WQE names the remote XRC SRQ
 };
@@ -227,9 +230,18 @@ class SendQueue : public WorkQueue {
 
     // Translate one ibv_send_wr into the WQE at pi and advance pi.
     // Returns 0, EINVAL (an opcode the QP's type does not take, too many
-    // SGEs, inline too large, bad atomic operand, a UD WR without an AH) or
-    // ENOMEM (queue full); on error nothing is written.
+    // SGEs, inline too large, bad atomic operand, a UD WR without an AH, a
+    // bind of anything but a type 2 window) or ENOMEM (queue full); on error
+    // nothing is written.
     int post(const ibv_send_wr& wr) noexcept;
+
+    // A BIND_MW WQE at pi (spec 14.11), pi advanced: the window the upper 24
+    // bits of rkey name gets rkey and info's range and rights (length 0:
+    // unbound). ibv_bind_mw's path for type 1 windows; post() takes type 2
+    // ones here. Returns 0, EINVAL (BIND_MW not taken, no MR for a non-zero
+    // length, rights a window cannot have) or ENOMEM.
+    int bind_mw(uint64_t wr_id, unsigned int send_flags, uint32_t rkey,
+                const ibv_mw_bind_info& info) noexcept;
 
     // --- WQE building blocks, shared by post() and the ibv_wr_* API ---
 
@@ -253,7 +265,11 @@ class SendQueue : public WorkQueue {
         h->atomic.compare_add = compare_add;
         h->atomic.swap = swap;
     }
-    // SGE payload; EINVAL if n > max_sge (or an atomic without one 8-byte SGE).
+    // The bind_mw union for rkey and info; EINVAL as bind_mw() says.
+    static int bind_fields(uint32_t rkey, const ibv_mw_bind_info& info,
+                           vrnic_wqe_bind_mw* out) noexcept;
+    // SGE payload; EINVAL if n > max_sge (or an atomic without one 8-byte SGE,
+    // or SGEs on a local operation: BIND_MW, LOCAL_INV).
     int set_sges(vrnic_send_wqe_hdr* h, const ibv_sge* sg, size_t n) noexcept;
     // Inline payload gathered from buffers; EINVAL if the opcode cannot
     // carry inline data or the total exceeds max_inline.
@@ -332,6 +348,14 @@ class WrBuilder {
         if (cur_)
             SendQueue::set_atomic(cur_, remote_addr, rkey, compare_add, swap);
     }
+    // ibv_wr_local_inv, ibv_wr_send_inv: the key the open WQE invalidates.
+    void invalidate(uint32_t rkey) noexcept {
+        if (cur_)
+            cur_->invalidate_rkey = rkey;
+    }
+    // ibv_wr_bind_mw: what the open BIND_MW WQE binds, a type 2 window
+    // (EINVAL otherwise, or as SendQueue::bind_mw()).
+    void bind_mw(const ibv_mw* mw, uint32_t rkey, const ibv_mw_bind_info* info) noexcept;
     // Only a UD QP's WQEs carry a destination, and each of them must.
     // ibv_wr_set_xrc_srqn: the remote XRC SRQ of the WQE being built.
     void xrc_srqn(uint32_t srqn) noexcept {

@@ -92,14 +92,17 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, uint64_t hca_va, int acces
 }
 
 // The kernel replaces the MR (new keys) and keeps the handle, so the same
-// Mr stands for it.
-int rereg_mr(verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, size_t length,
-             int access) noexcept {
+// Mr stands for it. Its access is kept current for ibv_bind_mw (mw.cc), as
+// neither libibverbs nor ibv_cmd_rereg_mr does.
+int rereg_mr(verbs_mr* vmr, int flags, ibv_pd* pd, void* addr, size_t length, int access) noexcept {
     return guarded([&] {
         struct ibv_rereg_mr cmd {};
         ib_uverbs_rereg_mr_resp resp{};
-        return ibv_cmd_rereg_mr(vmr, flags, addr, length, reinterpret_cast<uintptr_t>(addr),
-                                access, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+        int err = ibv_cmd_rereg_mr(vmr, flags, addr, length, reinterpret_cast<uintptr_t>(addr),
+                                   access, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+        if (!err && (flags & IBV_REREG_MR_CHANGE_ACCESS))
+            vmr->access = access;
+        return err;
     });
 }
 
@@ -322,9 +325,10 @@ int create_qp_common(ibv_context* context, ibv_qp_init_attr_ex* attr, Qp*& out) 
     ContextState& st = state(context);
     if (attr->qp_type == IBV_QPT_XRC_RECV)
         return create_xrc_recv(context, attr, out);
-    const uint64_t send_ops = qp_send_ops(attr->qp_type);
-    if (!send_ops)
+    if (!qp_send_ops(attr->qp_type))
         return EOPNOTSUPP;
+    const uint64_t send_ops =
+        qp_send_ops(attr->qp_type) | qp_mem_ops(attr->qp_type, st.caps.version_minor);
     if (attr->comp_mask & ~uint32_t{IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS})
         return EOPNOTSUPP;
     if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) && (attr->send_ops_flags & ~send_ops))
@@ -663,11 +667,13 @@ void free_context(ibv_context* ibctx) noexcept {
 
 constexpr verbs_context_ops make_context_ops() {
     verbs_context_ops o{};
+    o.alloc_mw = alloc_mw;
     o.alloc_parent_domain = alloc_parent_domain;
     o.alloc_pd = alloc_pd;
     o.alloc_td = alloc_td;
     o.attach_mcast = attach_mcast;
     o.detach_mcast = detach_mcast; // out of order: next to its pair
+    o.bind_mw = bind_mw;
     o.create_ah = create_ah;
     o.create_cq = create_cq;
     o.create_cq_ex = create_cq_ex;
@@ -679,6 +685,7 @@ constexpr verbs_context_ops make_context_ops() {
     o.close_xrcd = close_xrcd;
     o.get_srq_num = get_srq_num;
     o.open_qp = open_qp;
+    o.dealloc_mw = dealloc_mw;
     o.dealloc_pd = dealloc_pd;
     o.dealloc_td = dealloc_td;
     o.dereg_mr = dereg_mr;

@@ -279,6 +279,7 @@ VRNIC_DECLARE_LEGACY_CMD(ibv_get_context, ib_uverbs_get_context);
 VRNIC_DECLARE_LEGACY_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 VRNIC_DECLARE_LEGACY_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 VRNIC_DECLARE_LEGACY_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+VRNIC_DECLARE_LEGACY_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 VRNIC_DECLARE_LEGACY_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 VRNIC_DECLARE_LEGACY_CMD(ibv_create_qp, ib_uverbs_create_qp);
 VRNIC_DECLARE_LEGACY_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
@@ -326,6 +327,10 @@ int ibv_cmd_rereg_mr(struct verbs_mr* vmr, uint32_t flags, void* addr, size_t le
                      uint64_t hca_va, int access, struct ibv_pd* pd, struct ibv_rereg_mr* cmd,
                      size_t cmd_sz, struct ib_uverbs_rereg_mr_resp* resp, size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr* vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd* pd, enum ibv_mw_type type, struct ibv_mw* mw,
+                     struct ibv_alloc_mw* cmd, size_t cmd_size,
+                     struct ib_uverbs_alloc_mw_resp* resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw* mw);
 int ibv_cmd_create_cq_ex(struct ibv_context* context, const struct ibv_cq_init_attr_ex* cq_attr,
                          struct verbs_cq* cq, struct ibv_create_cq_ex* cmd, size_t cmd_size,
                          struct ib_uverbs_ex_create_cq_resp* resp, size_t resp_size,
@@ -449,12 +454,17 @@ static_assert(offsetof(struct verbs_context_ops, alloc_td) == 6 * 8);
 static_assert(offsetof(struct verbs_context_ops, create_cq_ex) == 16 * 8);
 static_assert(offsetof(struct verbs_context_ops, dealloc_td) == 27 * 8);
 static_assert(offsetof(struct verbs_context_ops, query_rt_values) == 63 * 8);
+static_assert(offsetof(struct verbs_context_ops, alloc_mw) == 2 * 8);
+static_assert(offsetof(struct verbs_context_ops, bind_mw) == 10 * 8);
+static_assert(offsetof(struct verbs_context_ops, dealloc_mw) == 25 * 8);
 
 // The size of each command struct decides where libibverbs looks for udata.
 static_assert(sizeof(struct ibv_get_context) == 16);
 static_assert(sizeof(struct ibv_alloc_pd) == 16);
 static_assert(sizeof(struct ibv_reg_mr) == 48);
 static_assert(sizeof(struct ibv_rereg_mr) == 56);
+static_assert(sizeof(struct ibv_alloc_mw) == 24);
+static_assert(sizeof(struct ib_uverbs_alloc_mw_resp) == 8);
 static_assert(sizeof(struct ibv_resize_cq) == 24);
 static_assert(sizeof(struct ibv_create_qp) == 64);
 static_assert(sizeof(struct ibv_modify_qp) == 120);
