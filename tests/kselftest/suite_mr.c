@@ -46,24 +46,16 @@ static int rdma_op(struct su_pair *p, enum ibv_wr_opcode op, void *laddr,
 	struct ibv_sge s = { (uintptr_t)laddr, len, lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 42, .sg_list = &s, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED,
 	};
-	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
 
-	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = rkey;
-		wr.wr.atomic.compare_add = 1;
-	} else {
-		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = rkey;
-	}
-	if (ibv_post_send(p->qp[0], &wr, &bad))
-		return -1;
-	if (su_poll(p->cq[0], &wc, SU_TIMEOUT_MS) != 1 || wc.wr_id != 42)
-		return -1;
-	return wc.status;
+	if (op != IBV_WR_ATOMIC_FETCH_AND_ADD)
+		return su_rdma_op(p->qp[0], p->cq[0], op, laddr, len, lkey,
+				  raddr, rkey, &wc);
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = 1;
+	return su_post_wait(p->qp[0], p->cq[0], &wr, &wc);
 }
 
 TEST(vmpin_follows_reg_and_dereg)

@@ -193,6 +193,13 @@ int su_pair_open(struct su_pair *p, const struct su_opts *o);
 int su_fresh_traffic(unsigned int seed);
 void su_pair_close(struct su_pair *p);
 
+/*
+ * New QPs for a pair whose QPs an error left in ERR: both destroyed, their
+ * CQs emptied, two new ones on the pair's PD and CQs connected in their
+ * place, so objects of the PD (MRs, memory windows) stay. 0 or -1.
+ */
+int su_pair_renew_qps(struct su_pair *p);
+
 struct ibv_sge su_sge(struct su_pair *p, size_t off,
 		      uint32_t len);
 uint64_t su_addr(struct su_pair *p, size_t off);
@@ -207,6 +214,22 @@ int su_post_send_imm(struct ibv_qp *qp, enum ibv_wr_opcode op,
 		     uint32_t imm);
 int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
 		 struct ibv_sge *s, int n);
+
+/*
+ * Post the one WR @wr on @qp, signaled, and wait SU_TIMEOUT_MS for its
+ * completion on @cq into *@wc: the completion's status, or -1 if the post
+ * failed or no completion with @wr's wr_id came.
+ */
+int su_post_wait(struct ibv_qp *qp, struct ibv_cq *cq,
+		 struct ibv_send_wr *wr, struct ibv_wc *wc);
+
+/*
+ * One RDMA WRITE or READ of @len bytes at @laddr (@lkey) from @qp to
+ * @raddr (@rkey), completed on @cq into *@wc: su_post_wait()'s result.
+ */
+int su_rdma_op(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
+	       void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr,
+	       uint32_t rkey, struct ibv_wc *wc);
 int su_post_srq_recv(struct ibv_srq *srq, uint64_t wr_id,
 		     struct ibv_sge *s, int n);
 /* A receive into @len bytes at @off of the pair's buffer, zeroed first. */

@@ -287,6 +287,26 @@ void su_pair_close(struct su_pair *p)
 	memset(p, 0, sizeof(*p));
 }
 
+int su_pair_renew_qps(struct su_pair *p)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (p->qp[i] && ibv_destroy_qp(p->qp[i]))
+			return -1;
+		p->qp[i] = NULL;
+		while (ibv_poll_cq(p->cq[i], 1, &wc) > 0)
+			;
+	}
+	for (i = 0; i < 2; i++) {
+		p->qp[i] = su_create_qp(p, p->env.pd, p->cq[i], p->cq[i]);
+		if (!p->qp[i])
+			return -1;
+	}
+	return su_connect(p, p->qp[0], p->qp[1]) ? -1 : 0;
+}
+
 struct ibv_sge su_sge(struct su_pair *p, size_t off,
 		      uint32_t len)
 {
@@ -325,6 +345,35 @@ int su_post_send(struct ibv_qp *qp, enum ibv_wr_opcode op,
 		 uint32_t rkey)
 {
 	return su_post_send_imm(qp, op, wr_id, s, n, flags, raddr, rkey, 0);
+}
+
+int su_post_wait(struct ibv_qp *qp, struct ibv_cq *cq,
+		 struct ibv_send_wr *wr, struct ibv_wc *wc)
+{
+	struct ibv_send_wr *bad;
+
+	memset(wc, 0, sizeof(*wc));
+	wr->next = NULL;
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(qp, wr, &bad))
+		return -1;
+	if (su_poll(cq, wc, SU_TIMEOUT_MS) != 1 || wc->wr_id != wr->wr_id)
+		return -1;
+	return wc->status;
+}
+
+int su_rdma_op(struct ibv_qp *qp, struct ibv_cq *cq, enum ibv_wr_opcode op,
+	       void *laddr, uint32_t len, uint32_t lkey, uint64_t raddr,
+	       uint32_t rkey, struct ibv_wc *wc)
+{
+	struct ibv_sge s = { (uintptr_t)laddr, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5eed, .sg_list = &s, .num_sge = 1, .opcode = op,
+	};
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return su_post_wait(qp, cq, &wr, wc);
 }
 
 int su_post_recv(struct ibv_qp *qp, uint64_t wr_id,
