@@ -144,6 +144,11 @@ struct SendWr {
     vrnic_wqe_bind_mw bind{}; // 1.8: BIND_MW's union
 };
 
+// `key` with its low 8 bits (the key byte a REG_MR or BIND_MW sets) `b`.
+inline uint32_t with_key_byte(uint32_t key, uint8_t b) {
+    return (key & ~0xffu) | b;
+}
+
 // 1.7: a signaled REG_MR of the page list at pbl under `key`.
 inline SendWr reg_mr_wr(uint32_t key, uint64_t iova, uint64_t len, uint64_t pbl, uint8_t access,
                         uint8_t page_shift = 12) {

@@ -18,10 +18,6 @@ constexpr uint64_t kIova = 0x7f0000000100ull; // 0x100 into its first page
 constexpr uint64_t kLen = 2 * 4096;           // so three pages
 constexpr uint32_t kMaxPages = 8;
 
-uint32_t with_key_byte(uint32_t key, uint8_t b) {
-    return (key & ~0xffu) | b;
-}
-
 class FastReg : public RcPair {
   protected:
     void SetUp() override {

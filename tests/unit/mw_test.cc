@@ -20,10 +20,6 @@ constexpr uint64_t kLen = 4096;
 constexpr uint64_t kWinOff = 0x100; // the window inside the target MR
 constexpr uint64_t kWinLen = 0x200;
 
-uint32_t with_key_byte(uint32_t key, uint8_t b) {
-    return (key & ~0xffu) | b;
-}
-
 // b's MR `target` is what a reaches through windows bound on b's SQ.
 class Mw : public RcPair {
   protected:
@@ -90,6 +86,23 @@ class Mw : public RcPair {
         EXPECT_EQ(vendor, c.vendor_err);
         EXPECT_EQ(VRNIC_CQE_OP_BIND_MW, c.opcode);
         EXPECT_EQ(VRNIC_QPS_ERR, state(b));
+    }
+
+    // a sends 64 bytes of src with SEND_WITH_INV of `key` to b, which
+    // receives them at *sink_gpa: the two CQEs.
+    std::pair<vrnic_cqe, vrnic_cqe> send_inv(uint32_t key, uint64_t* sink_gpa) {
+        MrInfo sink = buffer(64, kLw, 0, sink_gpa);
+        drv.post_recv(b, 0xb0, {sge(sink, 0, 64)});
+        SendWr w;
+        w.opcode = VRNIC_WR_SEND_WITH_INV;
+        w.inv_rkey = key;
+        w.sge = {sge(src, 0, 64)};
+        drv.post_send(a, w);
+        drv.run();
+        auto ca = drv.poll_cq(a_cq), cb = drv.poll_cq(b_cq);
+        EXPECT_EQ(1u, ca.size());
+        EXPECT_EQ(1u, cb.size());
+        return {ca.empty() ? vrnic_cqe{} : ca[0], cb.empty() ? vrnic_cqe{} : cb[0]};
     }
 
     uint64_t src_gpa = 0, target_gpa = 0;
@@ -309,21 +322,11 @@ TEST_F(Mw, WindowIsNotAnLkey) {
 TEST_F(Mw, SendWithInvUnbindsAType2Window) {
     const uint32_t k = bind(alloc_mw(pd, VRNIC_MW_TYPE_2), 0x11);
     uint64_t sink_gpa;
-    MrInfo sink = buffer(64, kLw, 0, &sink_gpa);
-    drv.post_recv(b, 0xb0, {sge(sink, 0, 64)});
-    SendWr w;
-    w.opcode = VRNIC_WR_SEND_WITH_INV;
-    w.inv_rkey = k;
-    w.sge = {sge(src, 0, 64)};
-    drv.post_send(a, w);
-    drv.run();
-    auto ca = drv.poll_cq(a_cq), cb = drv.poll_cq(b_cq);
-    ASSERT_EQ(1u, ca.size());
-    ASSERT_EQ(1u, cb.size());
-    ASSERT_EQ(VRNIC_WC_SUCCESS, ca[0].status) << ca[0].vendor_err;
-    ASSERT_EQ(VRNIC_WC_SUCCESS, cb[0].status) << cb[0].vendor_err;
-    EXPECT_EQ(VRNIC_CQE_F_WITH_INV, cb[0].flags);
-    EXPECT_EQ(k, cb[0].invalidated_rkey);
+    auto [sc, rc] = send_inv(k, &sink_gpa);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, sc.status) << sc.vendor_err;
+    ASSERT_EQ(VRNIC_WC_SUCCESS, rc.status) << rc.vendor_err;
+    EXPECT_EQ(VRNIC_CQE_F_WITH_INV, rc.flags);
+    EXPECT_EQ(k, rc.invalidated_rkey);
     EXPECT_EQ(0, memcmp(drv.host(sink_gpa, 64), drv.host(src_gpa, 64), 64));
     expect_remote_fails(access(VRNIC_WR_RDMA_WRITE, k, 0, 64), kVeBadRkey);
     EXPECT_TRUE(target_untouched());
@@ -335,20 +338,11 @@ TEST_F(Mw, SendWithInvOfAWindowBoundElsewhereFails) {
     const uint32_t k = with_key_byte(mw, 0x11);
     ASSERT_EQ(VRNIC_WC_SUCCESS,
               one(a, a_cq, bind_mw_wr(k, target.lkey, target.iova, 64, kRwr)).status);
-    MrInfo sink = buffer(64, kLw);
-    drv.post_recv(b, 0xb0, {sge(sink, 0, 64)});
-    SendWr w;
-    w.opcode = VRNIC_WR_SEND_WITH_INV;
-    w.inv_rkey = k;
-    w.sge = {sge(src, 0, 64)};
-    drv.post_send(a, w);
-    drv.run();
-    auto ca = drv.poll_cq(a_cq), cb = drv.poll_cq(b_cq);
-    ASSERT_EQ(1u, ca.size());
-    ASSERT_EQ(1u, cb.size());
-    EXPECT_EQ(VRNIC_WC_REM_INV_REQ_ERR, ca[0].status);
-    EXPECT_EQ(VRNIC_WC_LOC_PROT_ERR, cb[0].status);
-    EXPECT_EQ(kVeFrmrPd, cb[0].vendor_err);
+    uint64_t sink_gpa;
+    auto [sc, rc] = send_inv(k, &sink_gpa);
+    EXPECT_EQ(VRNIC_WC_REM_INV_REQ_ERR, sc.status);
+    EXPECT_EQ(VRNIC_WC_LOC_PROT_ERR, rc.status);
+    EXPECT_EQ(kVeFrmrPd, rc.vendor_err);
 }
 
 TEST_F(Mw, DeregOfTheMrLeavesTheWindowReachingNothing) {
