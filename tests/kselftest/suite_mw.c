@@ -260,6 +260,21 @@ static int open_cd(FIXTURE_DATA(mw) *self)
 	EXPECT_NE(0, self->mw->rkey); \
 } while (0)
 
+/*
+ * A type 2 window bound over [WOFF, WOFF + WLEN) with REMOTE_RW under
+ * @rkey, and A's WRITE of @seed through it landed.
+ */
+#define BIND2_AND_WRITE(rkey, seed) do { \
+	int st_; \
+	ALLOC_MW(IBV_MW_TYPE_2); \
+	rkey = ibv_inc_rkey(self->mw->rkey); \
+	st_ = bind2(self, rkey, WOFF, WLEN, REMOTE_RW); \
+	ASSERT_OK(st_); \
+	st_ = a_write(self, rkey, WOFF, WLEN, seed); \
+	ASSERT_OK(st_); \
+	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, seed)); \
+} while (0)
+
 /* ------------------------------------------------------------------ */
 /* Type 2: bind, WRITE and READ through the window                    */
 /* ------------------------------------------------------------------ */
@@ -700,14 +715,7 @@ TEST_F(mw, dereg_mr_under_a_window)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
-	st = a_write(self, rkey, WOFF, WLEN, 32);
-	ASSERT_OK(st);
-	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 32));
-
+	BIND2_AND_WRITE(rkey, 32);
 	ASSERT_EQ(0, ibv_dereg_mr(self->tmr));
 	self->tmr = NULL;
 	st = a_write(self, rkey, WOFF, WLEN, 33);
@@ -722,14 +730,7 @@ TEST_F(mw, dealloc_of_a_bound_window)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
-	st = a_write(self, rkey, WOFF, WLEN, 34);
-	ASSERT_OK(st);
-	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 34));
-
+	BIND2_AND_WRITE(rkey, 34);
 	ASSERT_EQ(0, ibv_dealloc_mw(self->mw));
 	self->mw = NULL;
 	st = a_write(self, rkey, WOFF, WLEN, 35);

@@ -351,7 +351,7 @@ TEST_F(pair, bad_requests_fail_synchronously)
 
 	/* Opcodes the device does not have. */
 	s = su_sge(p, A_OFF, 8);
-	wr1.opcode = IBV_WR_LOCAL_INV;
+	wr1.opcode = IBV_WR_TSO;
 	EXPECT_EQ(EINVAL, ibv_post_send(p->qp[0], &wr1, &bad));
 
 	/* Nothing else was posted. */

@@ -937,7 +937,7 @@ TEST_F(vctx, verbs_without_driver_input)
 					 &mr));
 	EXPECT_EQ(-EOPNOTSUPP, su_cmd_reg_mr(self->fd, pd, va, 65536, va,
 					     IB_UVERBS_ACCESS_LOCAL_WRITE |
-					     IB_UVERBS_ACCESS_MW_BIND, &zero,
+					     IB_UVERBS_ACCESS_ZERO_BASED, &zero,
 					     &mr));
 	EXPECT_EQ(-EINVAL, su_cmd_reg_mr(self->fd, pd, va, 0, va,
 					 IB_UVERBS_ACCESS_LOCAL_WRITE, &zero,

@@ -312,11 +312,13 @@ TEST(rc_every_opcode)
 	EXPECT_EQ(EINVAL, ibv_wr_complete(qx));
 	EXPECT_EQ(-1, xpoll(xcq_of(p, 0), &w[0], 200));
 	EXPECT_EQ(100, *word);
-	/* RC offers no memory windows nor SEND_WITH_INV. */
+	/* RC binds and invalidates memory windows; it has no TSO. */
+	EXPECT_EQ(0, create_with_ops(p, IBV_QPT_RC,
+				     IBV_QP_EX_WITH_SEND_WITH_INV |
+				     IBV_QP_EX_WITH_LOCAL_INV |
+				     IBV_QP_EX_WITH_BIND_MW));
 	EXPECT_EQ(EOPNOTSUPP, create_with_ops(p, IBV_QPT_RC,
-					      IBV_QP_EX_WITH_SEND_WITH_INV));
-	EXPECT_EQ(EOPNOTSUPP, create_with_ops(p, IBV_QPT_RC,
-					      IBV_QP_EX_WITH_BIND_MW));
+					      IBV_QP_EX_WITH_TSO));
 	su_pair_close(p);
 }
 
@@ -447,6 +449,8 @@ TEST(ud_send_with_ud_addr)
 	EXPECT_EQ(-1, xpoll(xcq_of(p, 0), &w[0], 200));
 	EXPECT_EQ(EOPNOTSUPP, create_with_ops(p, IBV_QPT_UD,
 					      IBV_QP_EX_WITH_RDMA_WRITE));
+	EXPECT_EQ(EOPNOTSUPP, create_with_ops(p, IBV_QPT_UD,
+					      IBV_QP_EX_WITH_BIND_MW));
 	su_pair_close(p);
 }
 
