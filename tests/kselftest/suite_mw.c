@@ -260,16 +260,19 @@ static int open_cd(FIXTURE_DATA(mw) *self)
 	EXPECT_NE(0, self->mw->rkey); \
 } while (0)
 
-/*
- * A type 2 window bound over [WOFF, WOFF + WLEN) with REMOTE_RW under
- * @rkey, and A's WRITE of @seed through it landed.
- */
-#define BIND2_AND_WRITE(rkey, seed) do { \
+/* A type 2 window bound over [WOFF, WOFF + WLEN) with @access, as @rkey. */
+#define BIND2_WINDOW(rkey, access) do { \
 	int st_; \
 	ALLOC_MW(IBV_MW_TYPE_2); \
 	rkey = ibv_inc_rkey(self->mw->rkey); \
-	st_ = bind2(self, rkey, WOFF, WLEN, REMOTE_RW); \
+	st_ = bind2(self, rkey, WOFF, WLEN, access); \
 	ASSERT_OK(st_); \
+} while (0)
+
+/* BIND2_WINDOW() with REMOTE_RW, and A's WRITE of @seed through it landed. */
+#define BIND2_AND_WRITE(rkey, seed) do { \
+	int st_; \
+	BIND2_WINDOW(rkey, REMOTE_RW); \
 	st_ = a_write(self, rkey, WOFF, WLEN, seed); \
 	ASSERT_OK(st_); \
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, seed)); \
@@ -330,10 +333,7 @@ TEST_F(mw, one_byte_past_the_end)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	/* The window's last 16 bytes are writable ... */
 	st = a_write(self, rkey, WOFF + WLEN - 16, 16, 5);
 	ASSERT_OK(st);
@@ -351,10 +351,7 @@ TEST_F(mw, one_byte_before_the_start)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	st = a_write(self, rkey, WOFF, 16, 7);
 	ASSERT_OK(st);
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, 16, 7));
@@ -370,10 +367,7 @@ TEST_F(mw, write_through_a_read_only_window)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, IBV_ACCESS_REMOTE_READ);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, IBV_ACCESS_REMOTE_READ);
 	su_fill(self->tbuf + WOFF, WLEN, 9);
 	st = a_read(self, rkey, WOFF, WLEN);
 	ASSERT_OK(st);
@@ -391,10 +385,7 @@ TEST_F(mw, read_through_a_write_only_window)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, IBV_ACCESS_REMOTE_WRITE);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, IBV_ACCESS_REMOTE_WRITE);
 	st = a_write(self, rkey, WOFF, WLEN, 11);
 	ASSERT_OK(st);
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 11));
@@ -413,10 +404,7 @@ TEST_F(mw, local_inv_unbinds_type2)
 	uint32_t rkey, rkey2;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	st = a_write(self, rkey, WOFF, WLEN, 12);
 	ASSERT_OK(st);
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 12));
@@ -461,10 +449,7 @@ TEST_F(mw, send_with_inv_unbinds_type2)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	st = a_write(self, rkey, WOFF, WLEN, 16);
 	ASSERT_OK(st);
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 16));
@@ -556,10 +541,7 @@ TEST_F(mw, type2_serves_only_its_qp)
 	int st;
 
 	ASSERT_EQ(0, open_cd(self));
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	st = a_write(self, rkey, WOFF, WLEN, 22);
 	ASSERT_OK(st);
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 22));
@@ -635,10 +617,7 @@ TEST_F(mw, bind_of_a_bound_type2_window)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	st = a_write(self, rkey, WOFF, WLEN, 29);
 	ASSERT_OK(st);
 	EXPECT_EQ(-1, su_check(self->tbuf + WOFF, WLEN, 29));
@@ -682,10 +661,7 @@ TEST_F(mw, window_rkey_is_no_lkey)
 	uint32_t rkey;
 	int st;
 
-	ALLOC_MW(IBV_MW_TYPE_2);
-	rkey = ibv_inc_rkey(self->mw->rkey);
-	st = bind2(self, rkey, WOFF, WLEN, REMOTE_RW);
-	ASSERT_OK(st);
+	BIND2_WINDOW(rkey, REMOTE_RW);
 	st = a_write(self, rkey, WOFF, WLEN, 31);
 	ASSERT_OK(st);
 
