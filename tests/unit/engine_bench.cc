@@ -43,8 +43,10 @@ struct WriteLoop {
             w.opcode = opcode;
             // Signal every 64th: how applications keep the CQ out of the way.
             w.flags = (i % 64 == 63) ? VRNIC_WQE_F_SIGNALED : 0;
-            w.remote_addr = dst.iova;
-            w.rkey = dst.rkey;
+            if (opcode != VRNIC_WR_SEND) { // a SEND's union stays zero
+                w.remote_addr = dst.iova;
+                w.rkey = dst.rkey;
+            }
             w.sge = {{src.iova, len, src.lkey}};
             drv.post_send(qp, w, false);
             if (opcode == VRNIC_WR_SEND)
