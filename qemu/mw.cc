@@ -65,21 +65,15 @@ uint8_t bind_mw(DeviceState& d, const Qp& qp, const vrnic_send_wqe_hdr& h, uint3
     return VRNIC_WC_SUCCESS;
 }
 
-uint32_t mw_resolve(DeviceState& d, const Qp& resp, const Mr& mw, uint64_t addr, uint64_t len,
-                    uint32_t right, const Mr** out) {
-    if (!mw.valid || (mw.mw_type == VRNIC_MW_TYPE_2 && mw.mw_qpn != resp.qpn))
-        return kVeBadRkey;
-    if (!mr_contains(d.mem, mw, addr, len))
-        return kVeRemoteBounds;
-    if (!(mw.access & right) || !(resp.attr.qp_access_flags & right))
-        return kVeRemoteRights;
+bool mw_serves(const Mr& mw, const Qp& resp) {
+    return mw.valid && (mw.mw_type != VRNIC_MW_TYPE_2 || mw.mw_qpn == resp.qpn);
+}
+
+const Mr* mw_target(const DeviceState& d, const Mr& mw, uint64_t addr, uint64_t len) {
     // The MR under the key it had at bind time: gone or re-registered since
     // (a new key), it leaves the window reaching nothing.
     const Mr* mr = d.obj->mrs.find(mw.mw_mr_key);
-    if (!mr || !mr_contains(d.mem, *mr, addr, len))
-        return kVeBadRkey;
-    *out = mr;
-    return kVeNone;
+    return mr && mr_contains(d.mem, *mr, addr, len) ? mr : nullptr;
 }
 
 } // namespace vrnic

@@ -13,10 +13,14 @@ namespace vrnic {
 // names for `qp`: VRNIC_WC_SUCCESS, or the WC status with *ve set.
 uint8_t bind_mw(DeviceState& d, const Qp& qp, const vrnic_send_wqe_hdr& h, uint32_t* ve);
 
-// An access through window `mw` (a window of resp's PD) at responder
-// `resp`: the MR holding the bytes in *out, or the vendor error of an
-// unknown rkey, bounds or rights.
-uint32_t mw_resolve(DeviceState& d, const Qp& resp, const Mr& mw, uint64_t addr, uint64_t len,
-                    uint32_t right, const Mr** out);
+// Whether window `mw` (of resp's PD) answers at responder `resp`: bound,
+// and for type 2 bound to resp. Its bounds and rights are then checked as
+// an MR's (mr.h).
+bool mw_serves(const Mr& mw, const Qp& resp);
+
+// The MR holding the bytes of [addr, addr + len) of window `mw`, which
+// passed those checks, or nullptr: an access through it fails as through
+// an unknown rkey.
+const Mr* mw_target(const DeviceState& d, const Mr& mw, uint64_t addr, uint64_t len);
 
 } // namespace vrnic

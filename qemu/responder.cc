@@ -24,14 +24,15 @@ namespace {
 uint32_t check_remote(DeviceState& d, Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
                       uint32_t right, const Mr** out) {
     const Mr* mr = d.obj->mrs.find(rkey);
-    if (!mr || mr->pd != resp.pd)
+    if (!mr || mr->pd != resp.pd || (mr->mw_type && !mw_serves(*mr, resp)))
         return kVeBadRkey;
-    if (mr->mw_type)
-        return mw_resolve(d, resp, *mr, addr, len, right, out);
+    // A window's bounds and rights are its own, checked as an MR's are.
     if (!mr_contains(d.mem, *mr, addr, len))
         return kVeRemoteBounds;
     if (!(mr->access & right) || !(resp.attr.qp_access_flags & right))
         return kVeRemoteRights;
+    if (mr->mw_type && !(mr = mw_target(d, *mr, addr, len)))
+        return kVeBadRkey;
     *out = mr;
     return kVeNone;
 }
