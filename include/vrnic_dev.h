@@ -923,7 +923,7 @@ enum vrnic_cqe_opcode {
 	VRNIC_CQE_OP_FETCH_ADD		= 4,
 	VRNIC_CQE_OP_BIND_MW		= 5,	/* 1.8 */
 	VRNIC_CQE_OP_LOCAL_INV		= 6,	/* 1.7 */
-	VRNIC_CQE_OP_REG_MR		= 8,	/* 1.7: IB_WC_REG_MR */
+	VRNIC_CQE_OP_REG_MR		= 8,	/* 1.7: 6.1's IB_WC_REG_MR */
 	VRNIC_CQE_OP_RECV		= 128,
 	VRNIC_CQE_OP_RECV_RDMA_WITH_IMM	= 129,
 };

@@ -333,9 +333,50 @@ int vrnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 static_assert((int)RDMA_NETWORK_IPV4 == (int)VRNIC_NET_IPV4);
 static_assert((int)RDMA_NETWORK_IPV6 == (int)VRNIC_NET_IPV6);
-static_assert((int)IB_WC_LOCAL_INV == (int)VRNIC_CQE_OP_LOCAL_INV);
-static_assert((int)IB_WC_REG_MR == (int)VRNIC_CQE_OP_REG_MR);
-static_assert((int)IB_WC_BIND_MW == (int)VRNIC_CQE_OP_BIND_MW);
+
+/*
+ * The device's CQE opcodes are the IB_WC values of 6.1; later kernels put
+ * IB_WC_FLUSH and IB_WC_ATOMIC_WRITE before IB_WC_REG_MR, so each is
+ * translated. False for an opcode the device must not write.
+ */
+static bool vrnic_wc_opcode(u8 op, enum ib_wc_opcode *opcode)
+{
+	switch (op) {
+	case VRNIC_CQE_OP_SEND:
+		*opcode = IB_WC_SEND;
+		break;
+	case VRNIC_CQE_OP_RDMA_WRITE:
+		*opcode = IB_WC_RDMA_WRITE;
+		break;
+	case VRNIC_CQE_OP_RDMA_READ:
+		*opcode = IB_WC_RDMA_READ;
+		break;
+	case VRNIC_CQE_OP_COMP_SWAP:
+		*opcode = IB_WC_COMP_SWAP;
+		break;
+	case VRNIC_CQE_OP_FETCH_ADD:
+		*opcode = IB_WC_FETCH_ADD;
+		break;
+	case VRNIC_CQE_OP_BIND_MW:
+		*opcode = IB_WC_BIND_MW;
+		break;
+	case VRNIC_CQE_OP_LOCAL_INV:
+		*opcode = IB_WC_LOCAL_INV;
+		break;
+	case VRNIC_CQE_OP_REG_MR:
+		*opcode = IB_WC_REG_MR;
+		break;
+	case VRNIC_CQE_OP_RECV:
+		*opcode = IB_WC_RECV;
+		break;
+	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
+		*opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
 
 /*
  * The receive fields only a UD QP's CQEs carry: a successful UD receive
@@ -389,25 +430,13 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	u32 wqe_idx = le32_to_cpu(cqe->wqe_idx);
 	bool send = cqe->opcode < VRNIC_CQE_OP_RECV;
 	u32 qpn = le32_to_cpu(cqe->qpn);
+	enum ib_wc_opcode opcode;
 	struct vrnic_qp *qp;
 	u64 wr_id;
 
 	vrnic_assert_spin_held(&cq->lock);
-	switch (cqe->opcode) {
-	case VRNIC_CQE_OP_SEND:
-	case VRNIC_CQE_OP_RDMA_WRITE:
-	case VRNIC_CQE_OP_RDMA_READ:
-	case VRNIC_CQE_OP_COMP_SWAP:
-	case VRNIC_CQE_OP_FETCH_ADD:
-	case VRNIC_CQE_OP_BIND_MW:
-	case VRNIC_CQE_OP_LOCAL_INV:
-	case VRNIC_CQE_OP_REG_MR:
-	case VRNIC_CQE_OP_RECV:
-	case VRNIC_CQE_OP_RECV_RDMA_WITH_IMM:
-		break;
-	default:
+	if (!vrnic_wc_opcode(cqe->opcode, &opcode))
 		goto bad;
-	}
 	/* Only a receive reports an invalidation, never with an immediate. */
 	if ((cqe->flags & VRNIC_CQE_F_WITH_INV) &&
 	    (send || cqe->flags & VRNIC_CQE_F_WITH_IMM))
@@ -426,7 +455,7 @@ static bool vrnic_poll_one(struct vrnic_dev *dev, struct vrnic_cq *cq,
 	wc->wr_id = wr_id;
 	wc->status = cqe->status <= VRNIC_WC_GENERAL_ERR ?
 		     cqe->status : IB_WC_GENERAL_ERR;
-	wc->opcode = cqe->opcode;
+	wc->opcode = opcode;
 	wc->vendor_err = le32_to_cpu(cqe->vendor_err);
 	wc->byte_len = le32_to_cpu(cqe->byte_len);
 	wc->qp = &qp->ibqp;
