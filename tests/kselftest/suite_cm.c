@@ -15,6 +15,7 @@
  * and `rdma res` is back to its baseline after each.
  */
 #include <arpa/inet.h>
+#include <sys/utsname.h>
 #include <rdma/rdma_cma.h>
 
 #include "suite.h"
@@ -29,12 +30,23 @@
 #define CM_TEST_S 120		/* the harness's bound of one test */
 /*
  * rdma_cm's REQ on RoCE: CMA_MAX_CM_RETRIES (15) retries after the first
- * send, each after ib_cm's timeout of 2 * 2^(CMA_IBOE_PACKET_LIFETIME (18)
- * - 8) + 2^(CMA_CM_RESPONSE_TIMEOUT (20) - 8) ms.
+ * send, each after ib_cm's timeout of 2 * 2^(CMA_IBOE_PACKET_LIFETIME - 8)
+ * + 2^(CMA_CM_RESPONSE_TIMEOUT (20) - 8) ms. The packet lifetime is 18 in
+ * Linux 6.1 and 16 in 6.12; CM_REQ_BUDGET_MAX_MS is the longer budget.
  */
 #define CM_REQ_SENDS 16
-#define CM_REQ_TIMEOUT_MS (2 * 1024 + 4096)
-#define CM_REQ_BUDGET_MS (CM_REQ_SENDS * CM_REQ_TIMEOUT_MS)
+#define CM_REQ_BUDGET_MAX_MS (CM_REQ_SENDS * (2 * 1024 + 4096))
+
+static long cm_req_budget_ms(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0, lifetime;
+
+	uname(&u);
+	sscanf(u.release, "%d.%d", &major, &minor);
+	lifetime = major > 6 || (major == 6 && minor >= 12) ? 16 : 18;
+	return CM_REQ_SENDS * (2L * (1 << (lifetime - 8)) + 4096);
+}
 
 static struct sockaddr_in cm_sin(const char *ip, int port)
 {
@@ -204,13 +216,13 @@ TEST_F_TIMEOUT(cm, absent_address_fails, CM_TEST_S)
  * ib_mad's retries run out. An early error (a send the device failed, a
  * REQ that nobody sent) would give the same event, hence the lower bound.
  */
-TEST_F_TIMEOUT(cm, silent_peer_times_out, CM_TEST_S + CM_REQ_BUDGET_MS / 1000)
+TEST_F_TIMEOUT(cm, silent_peer_times_out, CM_TEST_S + CM_REQ_BUDGET_MAX_MS / 1000)
 {
 	struct ibv_qp_init_attr qa = cm_qp_attr();
 	struct rdma_conn_param cp = { .retry_count = 7 };
 	long drops = su_counter("ud_no_dest_drops");
 	int ev, status = 0, err;
-	long t0, ms;
+	long budget = cm_req_budget_ms(), t0, ms;
 
 	ASSERT_EQ(0, su_sh("ip neigh replace " CM_SILENT " lladdr " CM_SILENT_MAC
 			   " nud permanent dev vrnic0"));
@@ -220,8 +232,7 @@ TEST_F_TIMEOUT(cm, silent_peer_times_out, CM_TEST_S + CM_REQ_BUDGET_MS / 1000)
 	if (!err)
 		err = rdma_connect(self->id, &cp);
 	t0 = su_now_ms();
-	ev = err ? err : cm_next_ms(self->ch, CM_REQ_BUDGET_MS + 20000, NULL,
-				    &status);
+	ev = err ? err : cm_next_ms(self->ch, budget + 20000, NULL, &status);
 	ms = su_now_ms() - t0;
 	su_sh("ip neigh del " CM_SILENT " dev vrnic0");
 	ASSERT_EQ(0, err);
@@ -230,8 +241,8 @@ TEST_F_TIMEOUT(cm, silent_peer_times_out, CM_TEST_S + CM_REQ_BUDGET_MS / 1000)
 	       su_counter("ud_no_dest_drops") - drops);
 	EXPECT_EQ(RDMA_CM_EVENT_UNREACHABLE, ev);
 	EXPECT_EQ(-ETIMEDOUT, status);
-	EXPECT_LE(CM_REQ_BUDGET_MS * 9 / 10, ms);
-	EXPECT_GE(CM_REQ_BUDGET_MS + 20000, ms);
+	EXPECT_LE(budget * 9 / 10, ms);
+	EXPECT_GE(budget + 20000, ms);
 }
 
 /* A child that listens, accepts one connect, reports it, then waits. */
