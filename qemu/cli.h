@@ -31,6 +31,9 @@ struct CliOptions {
     int64_t spin_us = -1;   // the window while the CPU is uncontended; -1: idle_us
 };
 
+// The guest RAM file "-": the RAM of the QEMU that connects (peer_ram.h).
+inline constexpr const char* kPeerRam = "-";
+
 // VMs one model serves at most (their MACs differ in the last byte).
 constexpr size_t kMaxVms = 64;
 

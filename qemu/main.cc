@@ -60,12 +60,17 @@ int main(int argc, char** argv) {
     std::vector<std::unique_ptr<Port>> ports;
     for (size_t i = 0; i < opt.vms.size(); i++) {
         const VmOption& vm = opt.vms[i];
-        auto mem = GuestMemory::open_file(vm.guest_mem_path, vm.guest_mem_size, &err);
-        if (!mem) {
-            LOG_ERR("guest memory %s: %s", vm.guest_mem_path.c_str(), err.c_str());
-            return 1;
-        }
         PortConfig cfg;
+        std::unique_ptr<GuestMemory> mem;
+        if (vm.guest_mem_path == kPeerRam) {
+            cfg.peer_mem_size = vm.guest_mem_size;
+        } else {
+            mem = GuestMemory::open_file(vm.guest_mem_path, vm.guest_mem_size, &err);
+            if (!mem) {
+                LOG_ERR("guest memory %s: %s", vm.guest_mem_path.c_str(), err.c_str());
+                return 1;
+            }
+        }
         cfg.socket_path = vm.socket_path;
         cfg.mem = mem.get();
         cfg.params = base;
@@ -87,7 +92,8 @@ int main(int argc, char** argv) {
             return 1;
         }
         LOG_INFO("VM %zu: socket %s, guest RAM %s (%llu MiB), MAC %02x:%02x:%02x:%02x:%02x:%02x", i,
-                 vm.socket_path.c_str(), vm.guest_mem_path.c_str(),
+                 vm.socket_path.c_str(),
+                 mem ? vm.guest_mem_path.c_str() : "of the QEMU that connects",
                  (unsigned long long)(vm.guest_mem_size >> 20), mac[0], mac[1], mac[2], mac[3],
                  mac[4], mac[5]);
         mems.push_back(std::move(mem));

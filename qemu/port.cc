@@ -5,6 +5,7 @@
 #include "eth_switch.h"
 #include "idle_window.h"
 #include "log.h"
+#include "peer_ram.h"
 #include "shared_region.h"
 
 #include <algorithm>
@@ -182,9 +183,10 @@ bool Port::handle_wakeup(Device& dev, IvshmemLink& link, const epoll_event* evs,
 
 // One connected VM: its BAR2, its link to QEMU and its device, on the fabric
 // until destroyed. Members go in reverse order: the VM leaves the switch
-// before its device is freed, and the device before the link its interrupts
-// use.
+// before its device is freed, the device before the link its interrupts
+// use, and the guest RAM of this connection (if it has its own) last.
 struct Port::AttachedVm {
+    std::unique_ptr<GuestMemory> own_mem;
     std::unique_ptr<SharedRegion> bar2;
     std::unique_ptr<IvshmemLink> link;
     std::unique_ptr<Device> dev;
@@ -199,7 +201,8 @@ struct Port::AttachedVm {
     }
 };
 
-std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, bool* fatal) {
+std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, const std::atomic<bool>& stop,
+                                                  bool* fatal) {
     std::string err;
     auto vm = std::make_unique<AttachedVm>();
     // BAR2 is initialised (READY) before QEMU learns its fd.
@@ -209,8 +212,22 @@ std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, bool* fatal) {
         *fatal = true;
         return nullptr;
     }
+    const GuestMemory* mem = cfg_.mem;
+    if (!mem) {
+        // QEMU connects before it allocates guest RAM: wait for it.
+        UniqueFd fd = wait_peer_ram(conn.get(), cfg_.peer_mem_size, vm->bar2->fd(), stop,
+                                    cfg_.peer_ram_timeout_ms, &err);
+        if (fd)
+            vm->own_mem = GuestMemory::map_fd(fd.get(), cfg_.peer_mem_size, &err);
+        if (!vm->own_mem) {
+            LOG_WARN("guest RAM of the VM on %s: %s; waiting for the next connection",
+                     cfg_.socket_path.c_str(), err.c_str());
+            return nullptr;
+        }
+        mem = vm->own_mem.get();
+    }
     AttachedVm* v = vm.get();
-    vm->dev = std::make_unique<Device>(*cfg_.mem, vm->bar2->data(), cfg_.params,
+    vm->dev = std::make_unique<Device>(*mem, vm->bar2->data(), cfg_.params,
                                        [v](uint32_t vec) { v->link->raise_irq(vec); });
     vm->link = IvshmemLink::establish(std::move(conn), vm->bar2->fd(), cfg_.params.num_vectors,
                                       cfg_.client_id, &err);
@@ -239,7 +256,7 @@ std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, bool* fatal) {
 
 bool Port::serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd) {
     bool fatal = false;
-    std::unique_ptr<AttachedVm> vm = attach_vm(std::move(conn), &fatal);
+    std::unique_ptr<AttachedVm> vm = attach_vm(std::move(conn), stop, &fatal);
     if (!vm)
         return !fatal;
     Device& dev = *vm->dev;

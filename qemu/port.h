@@ -26,7 +26,13 @@ class RdmaFabric;
 
 struct PortConfig {
     std::string socket_path;
+    // The guest RAM; none: the RAM of the QEMU that connects, found anew
+    // for each connection (peer_ram.h), `peer_mem_size` bytes.
     const GuestMemory* mem = nullptr;
+    uint64_t peer_mem_size = 0;
+    // How long a QEMU that connected may take to map that RAM (with
+    // -mem-prealloc it touches every page first).
+    int peer_ram_timeout_ms = 60'000;
     DeviceParams params;
     int64_t client_id = 1; // the ivshmem peer ID QEMU gets (IVPosition)
     // The fabric this VM's Ethernet function joins, as port `fabric_port`
@@ -81,7 +87,8 @@ class Port {
     // Sets up a VM that connected on `conn`: its BAR2, device and link, on
     // the fabric. Null when it could not: with *fatal set if the port
     // cannot go on, else the port waits for the next connection.
-    std::unique_ptr<AttachedVm> attach_vm(UniqueFd conn, bool* fatal);
+    std::unique_ptr<AttachedVm> attach_vm(UniqueFd conn, const std::atomic<bool>& stop,
+                                          bool* fatal);
     // Runs one VM until it disconnects or stop is set; false on error.
     bool serve(UniqueFd conn, const std::atomic<bool>& stop, int stop_fd);
     // Refuses pending connections; true if our own VM went away meanwhile.
