@@ -83,6 +83,10 @@ bool ivshmem_send_msg(int sock, int64_t value, int fd) {
     }
 }
 
+void ivshmem_refuse(UniqueFd conn) {
+    (void)ivshmem_send_msg(conn.get(), kRefusedVersion, -1);
+}
+
 std::unique_ptr<IvshmemLink> IvshmemLink::establish(UniqueFd conn, int shm_fd, unsigned vectors,
                                                     int64_t client_id, std::string* err) {
     std::unique_ptr<IvshmemLink> link(new IvshmemLink());

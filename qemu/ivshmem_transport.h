@@ -64,4 +64,11 @@ class IvshmemLink {
 // Sends one protocol message: an int64 in little endian plus an optional fd.
 bool ivshmem_send_msg(int sock, int64_t value, int fd);
 
+// Turns a QEMU away: a version it does not speak (kRefusedVersion), then
+// the close. QEMU fails to start the device with "server sent version -1",
+// where a connection closed during the handshake would leave QEMU 7.2
+// reading it in a loop forever.
+inline constexpr int64_t kRefusedVersion = -1;
+void ivshmem_refuse(UniqueFd conn);
+
 } // namespace vrnic

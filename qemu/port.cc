@@ -71,6 +71,7 @@ bool Port::refuse_extra_clients(const IvshmemLink& link) {
         if (!extra)
             return false;
         LOG_WARN("refusing a second QEMU on %s: one VM per socket", listener_->path().c_str());
+        ivshmem_refuse(std::move(extra));
     }
 }
 
@@ -220,8 +221,9 @@ std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, const std::atom
         if (fd)
             vm->own_mem = GuestMemory::map_fd(fd.get(), cfg_.peer_mem_size, &err);
         if (!vm->own_mem) {
-            LOG_WARN("guest RAM of the VM on %s: %s; waiting for the next connection",
-                     cfg_.socket_path.c_str(), err.c_str());
+            LOG_WARN("guest RAM of the VM on %s: %s; refusing it", cfg_.socket_path.c_str(),
+                     err.c_str());
+            ivshmem_refuse(std::move(conn));
             return nullptr;
         }
         mem = vm->own_mem.get();

@@ -159,7 +159,8 @@ TEST_F(PortTest, DisconnectFreesTheVmAndANewOneGetsAFreshDevice) {
         FakeIvshmemClient intruder;
         intruder.sock = connect_unix(path.c_str());
         EXPECT_FALSE(intruder.handshake(VRNIC_NUM_VECTORS));
-    } // the VM dies: its socket closes
+        EXPECT_EQ(kRefusedVersion, intruder.version); // QEMU reports it and stops
+    }                                                 // the VM dies: its socket closes
     FakeIvshmemClient next;
     vrnic_regs* r2 = connect(&next);
     ASSERT_NE(nullptr, r2);
@@ -195,7 +196,8 @@ TEST_F(PeerRamPortTest, AQemuWithoutSuchRamIsDroppedAndTheNextOneServed) {
         FakeIvshmemClient qemu;
         qemu.sock = connect_unix(path.c_str());
         ASSERT_TRUE(qemu.sock.valid());
-        EXPECT_FALSE(qemu.handshake(VRNIC_NUM_VECTORS)); // closed after 300 ms
+        EXPECT_FALSE(qemu.handshake(VRNIC_NUM_VECTORS)); // refused after 300 ms
+        EXPECT_EQ(kRefusedVersion, qemu.version);
     }
     ASSERT_NO_FATAL_FAILURE(map_ram());
     FakeIvshmemClient qemu;
