@@ -13,7 +13,7 @@ VM_TIMEOUT ?= 2400
 FUZZ_RUNS ?= 15000
 
 .PHONY: setup all user kernel kselftest install deb check check-style check-unit check-fuzz check-guest check-guest-6.12 \
-	check-faults check-fabric check-packages check-tsan demo bench clean
+	check-faults check-fabric check-packages check-libvirt check-tsan demo bench clean
 
 setup:
 	@scripts/setup
@@ -45,7 +45,7 @@ kselftest:
 # Each part in turn, with the time it took: make check must stay within
 # 45 minutes on a 2-core machine.
 CHECKS = check-style check-unit check-fuzz check-tsan check-guest check-guest-6.12 \
-	check-faults check-fabric check-packages
+	check-faults check-fabric check-packages check-libvirt
 check: all
 	@for t in $(CHECKS); do start=$$(date +%s); \
 		$(MAKE) --no-print-directory $$t || exit 1; \
@@ -130,6 +130,11 @@ check-fabric:
 # them (tests/packages).
 check-packages: deb
 	tests/packages/run
+
+# README.md's libvirt domain booted by libvirt, with traffic in it
+# (tests/libvirt/run).
+check-libvirt:
+	tests/libvirt/run
 
 # The fabric's threads under ThreadSanitizer: the switch tests and two port
 # threads exchanging frames (tests/unit/fabric_test.cc); any report fails
