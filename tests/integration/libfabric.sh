@@ -4,16 +4,15 @@
 # fi_has_vrnic: fi_info -p verbs lists vrnic0 for FI_EP_MSG and, through
 # ofi_rxm, FI_EP_RDM.
 #
-# fi_run EP PROV SIZE ITERS PORT: with FI_ROLE=both (the default) a server
-# and a client in this guest, the client against vrnic0's own address; with
-# FI_ROLE=server only the server, with FI_ROLE=client only the client,
-# against $FI_SERVER (the other guest's). Both must exit 0 and the client
-# must report its row. Counts a failure in $fi_failed.
+# fi_run EP PROV SIZE ITERS PORT: fi_pingpong's server and client as
+# PEER_ROLE asks (peer.sh), in one guest against vrnic0's own address. Both
+# must exit 0 and the client must report its row. Counts a failure in $fi_failed.
 #
 # ofi_rxm sizes its verbs CQ as (tx + rx queue size) x FI_UNIVERSE_SIZE:
 # 262144 CQEs by default, beyond vrnic0's max_cqe (65536; rxe has 32768),
 # and libfabric does not clamp it, so ibv_create_cq fails with EINVAL. A
 # universe of 64 peers gives 65536: callers set it for FI_EP_RDM.
+. "$(dirname "${BASH_SOURCE[0]}")/peer.sh"
 fi_failed=0
 
 fi_has_vrnic() {
@@ -38,42 +37,25 @@ fi_own_addr() {
 }
 
 fi_run() {
-	local ep=$1 prov=$2 size=$3 iters=$4 port=$5 role=${FI_ROLE:-both}
-	local args=(-p "$prov" -e "$ep" -d vrnic0 -S "$size" -I "$iters" -c)
-	local slog=/tmp/fi-server-$port clog=/tmp/fi-client-$port server='' rc=0
+	local ep=$1 prov=$2 size=$3 iters=$4 port=$5 log=/tmp/fi-$5
+	local args=(fi_pingpong -p "$prov" -e "$ep" -d vrnic0 -S "$size" -I "$iters" -c)
 	local what="fi_pingpong -e $ep ($prov) size $size"
-	: > "$slog"
-	: > "$clog"
-	if [[ $role != client ]]; then
-		timeout 300 fi_pingpong "${args[@]}" -B "$port" > "$slog" 2>&1 &
-		server=$!
+	if [[ ${PEER_ROLE:-both} == both && -z ${PEER_ADDR:-} ]]; then
+		PEER_ADDR=$(fi_own_addr) || return 1
 	fi
-	if [[ $role != server ]]; then
-		local addr=${FI_SERVER:-}
-		[[ -n $addr ]] || addr=$(fi_own_addr) || return 1
-		# The server may not listen yet: retry while the connect fails.
-		for _ in $(seq 60); do
-			sleep 0.5
-			timeout 300 fi_pingpong "${args[@]}" -P "$port" "$addr" > "$clog" 2>&1 &&
-				rc=0 || rc=$?
-			grep -qi 'connect' "$clog" && ((rc)) || break
-		done
-	fi
-	if [[ -n $server ]]; then
-		wait "$server" || rc=$((rc ? rc : $?))
-	fi
+	local server_cmd=("${args[@]}" -B "$port") client_cmd=("${args[@]}" -P "$port" "${PEER_ADDR:-}")
+	peer_run 60 0.5 connect "$log"
 	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec; the counts
 	# in fabtests' units (1k = 1000)
 	local row=''
-	[[ $role == server ]] ||
-		row=$(awk 'NF == 8 && $1 ~ /^[0-9]+[kmg]?$/ && $3 == "=" $2 { print; exit }' "$clog")
-	if ((rc)) || [[ $role != server && -z $row ]]; then
-		echo "$what: FAILED (status $rc)"
-		tail -n 20 "$clog" "$slog"
+	[[ ${PEER_ROLE:-both} == server ]] ||
+		row=$(awk 'NF == 8 && $1 ~ /^[0-9]+[kmg]?$/ && $3 == "=" $2 { print; exit }' "$log-client")
+	if ((peer_rc)) || [[ ${PEER_ROLE:-both} != server && -z $row ]]; then
+		peer_failed "$what" "$log"
 		fi_failed=$((fi_failed + 1))
 		return 1
 	fi
-	if [[ $role == server ]]; then
+	if [[ -z $row ]]; then
 		echo "$what x$iters: served"
 	else
 		echo "$what: $row"

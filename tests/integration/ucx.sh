@@ -1,13 +1,12 @@
 # Sourced by t_ucx and fabric/ucx: one ucx_perftest run over vrnic0:1.
 #
-# ucx_run TL TEST SIZE ITERS PORT: with UCX_ROLE=both (the default) a
-# server and a client in this guest; with UCX_ROLE=server only the server,
-# with UCX_ROLE=client only the client, against $UCX_SERVER (the other
-# guest's). ucx_perftest checks no data (MPI does, over the same UCX): the
+# ucx_run TL TEST SIZE ITERS PORT: ucx_perftest's server and client as
+# PEER_ROLE asks (peer.sh). ucx_perftest checks no data (MPI does, over the same UCX): the
 # client must finish all its iterations, and the lanes UCX chose, as its
 # log names them, must all be TL on vrnic0:1. UCX may use no other
 # transport: UCX_TLS is TL, with ud_verbs for RC's wire-up. Counts a
 # failure in $ucx_failed and prints the client's figures.
+. "$(dirname "${BASH_SOURCE[0]}")/peer.sh"
 ucx_dev=vrnic0:1
 ucx_failed=0
 export UCX_NET_DEVICES=$ucx_dev UCX_LOG_LEVEL=info
@@ -26,45 +25,27 @@ ucx_has_transports() {
 }
 
 ucx_run() {
-	local tl=$1 test=$2 size=$3 iters=$4 port=$5 role=${UCX_ROLE:-both}
-	local tls=$tl client='' rc=0 server=''
-	local slog=/tmp/ucx-server-$port clog=/tmp/ucx-client-$port
+	local tl=$1 test=$2 size=$3 iters=$4 port=$5 tls=$1 log=/tmp/ucx-$5
 	[[ $tl == rc_verbs ]] && tls=rc_verbs,ud_verbs
-	: > "$slog"
-	: > "$clog"
-	if [[ $role != client ]]; then
-		UCX_TLS=$tls timeout 300 ucx_perftest -p "$port" > "$slog" 2>&1 &
-		server=$!
-	fi
-	if [[ $role != server ]]; then
-		# The server may not listen yet: retry while it refuses.
-		for _ in $(seq 120); do
-			sleep 0.25
-			UCX_TLS=$tls timeout 300 ucx_perftest "${UCX_SERVER:-127.0.0.1}" \
-				-p "$port" -t "$test" -s "$size" -n "$iters" -w 100 -f \
-				> "$clog" 2>&1 && rc=0 || rc=$?
-			grep -q 'connect.*failed\|Connection refused' "$clog" || break
-		done
-	fi
-	if [[ -n $server ]]; then
-		wait "$server" || rc=$((rc ? rc : $?))
-	fi
+	local server_cmd=(env UCX_TLS="$tls" ucx_perftest -p "$port")
+	local client_cmd=(env UCX_TLS="$tls" ucx_perftest "${PEER_ADDR:-127.0.0.1}" -p "$port"
+		-t "$test" -s "$size" -n "$iters" -w 100 -f)
+	peer_run 120 0.25 'connect.*failed\|Connection refused' "$log"
 	local what="$tl $test size $size"
 	# -f prints the final row only: iterations, latency (typical, average,
 	# overall) in usec, bandwidth (average, overall) in MB/s and message
 	# rate (average, overall) in msg/s.
 	local final=''
-	[[ $role == server ]] ||
-		final=$(awk -v n="$iters" 'NF == 8 && $1 == n' "$clog" | tail -n 1)
-	if ((rc)) || [[ $role != server && -z $final ]]; then
-		echo "$what: FAILED (status $rc)"
-		tail -n 20 "$clog" "$slog"
+	[[ ${PEER_ROLE:-both} == server ]] ||
+		final=$(awk -v n="$iters" 'NF == 8 && $1 == n' "$log-client" | tail -n 1)
+	if ((peer_rc)) || [[ ${PEER_ROLE:-both} != server && -z $final ]]; then
+		peer_failed "$what" "$log"
 		ucx_failed=$((ucx_failed + 1))
 		return 1
 	fi
 	# The lanes UCX configured for the test's operations.
 	local lanes
-	lanes=$(cat "$clog" "$slog" | grep -o 'ep_cfg\[[0-9]*\]: .*' | sort -u || true)
+	lanes=$(cat "$log-client" "$log-server" | grep -o 'ep_cfg\[[0-9]*\]: .*' | sort -u || true)
 	if [[ -z $lanes ]] ||
 		grep -o '[a-z_]*/[^ );]*' <<< "$lanes" | grep -vxF "$tl/$ucx_dev" | grep -q .; then
 		echo "$what: lanes not $tl on $ucx_dev:"
@@ -73,7 +54,7 @@ ucx_run() {
 		return 1
 	fi
 	[[ $size != 8 ]] || echo "$tl $test: UCX lanes: $lanes"
-	if [[ $role == server ]]; then
+	if [[ -z $final ]]; then
 		echo "$what x$iters: served"
 		return 0
 	fi
