@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		8
+#define VRNIC_VERSION_MINOR		9
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -316,8 +316,15 @@ struct vrnic_regs {
 	__le32 rx_ci;
 	__u8 rsvd_190[48];
 
-	/* 0x1c0: spare device-written line */
-	__u8 rsvd_1c0[64];
+	/* 0x1c0: 1.9: traffic counters (64-bit, wrapping); device only */
+	__le64 rdma_tx_msgs;		/* requests completed by this port's QPs */
+	__le64 rdma_tx_bytes;		/* ... their payload bytes */
+	__le64 rdma_rx_msgs;		/* requests its QPs served as responder */
+	__le64 rdma_rx_bytes;		/* ... the bytes moved for them */
+	__le64 rnr_naks;		/* requests that found no receive */
+	__le64 retries;			/* requests sent again after ack timeout */
+	__le64 completion_errors;	/* error CQEs, flushes not counted */
+	__le64 rsvd_1f8;
 
 	/* 0x200: driver control; written by the driver */
 	__le32 driver_ctrl;		/* VRNIC_DRV_CTRL_* */
@@ -1242,6 +1249,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_missed, 0x0dc);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_oversize, 0x0e0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, ud_qkey_drops, 0x0e4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, uc_drops, 0x0f0);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, rdma_tx_msgs, 0x1c0);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, completion_errors, 0x1f0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, heartbeat, 0x100);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, need_wakeup, 0x140);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, cmdq_ci, 0x180);

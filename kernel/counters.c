@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * vrnic: the per-port counters (rdma statistic): the driver's own, then the
- * drops the device counts in its register page.
+ * drops and the traffic the device counts in its register page.
  */
 #include "vrnic.h"
 
@@ -30,6 +30,14 @@ static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_STATS_MAX] = {
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_UD_NO_DEST_DROPS].name =
 		"ud_no_dest_drops",
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_UC_DROPS].name = "uc_drops",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RDMA_TX_MSGS].name = "rdma_tx_msgs",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RDMA_TX_BYTES].name = "rdma_tx_bytes",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RDMA_RX_MSGS].name = "rdma_rx_msgs",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RDMA_RX_BYTES].name = "rdma_rx_bytes",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RNR_NAKS].name = "rnr_naks",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RETRIES].name = "retries",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_COMPLETION_ERRORS].name =
+		"completion_errors",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -55,5 +63,16 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	dv[VRNIC_DEV_CNT_UD_NO_RECV_DROPS] = readl(&r->ud_no_recv_drops);
 	dv[VRNIC_DEV_CNT_UD_NO_DEST_DROPS] = readl(&r->ud_no_dest_drops);
 	dv[VRNIC_DEV_CNT_UC_DROPS] = readl(&r->uc_drops);
+	/* 64-bit traffic counters; an older device has none. */
+	if (dev->caps.version_minor >= 9) {
+		dv[VRNIC_DEV_CNT_RDMA_TX_MSGS] = readq(&r->rdma_tx_msgs);
+		dv[VRNIC_DEV_CNT_RDMA_TX_BYTES] = readq(&r->rdma_tx_bytes);
+		dv[VRNIC_DEV_CNT_RDMA_RX_MSGS] = readq(&r->rdma_rx_msgs);
+		dv[VRNIC_DEV_CNT_RDMA_RX_BYTES] = readq(&r->rdma_rx_bytes);
+		dv[VRNIC_DEV_CNT_RNR_NAKS] = readq(&r->rnr_naks);
+		dv[VRNIC_DEV_CNT_RETRIES] = readq(&r->retries);
+		dv[VRNIC_DEV_CNT_COMPLETION_ERRORS] =
+			readq(&r->completion_errors);
+	}
 	return VRNIC_STATS_MAX;
 }

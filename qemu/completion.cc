@@ -3,10 +3,13 @@
 
 #include "events.h"
 #include "qp_control.h"
+#include "shared_word.h"
 
 namespace vrnic {
 
 void write_cqe_or_fail_qp(DeviceState& d, Qp& qp, Cq& cq, const vrnic_cqe& cqe, bool trigger) {
+    if (cqe.status != VRNIC_WC_SUCCESS && cqe.status != VRNIC_WC_WR_FLUSH_ERR)
+        add_in_reg(&d.regs()->completion_errors, 1);
     if (!post_cqe(d, cq, cqe, trigger) && qp.state != VRNIC_QPS_ERR)
         qp_enter_error(d, qp, VRNIC_EQE_QP_FATAL);
 }

@@ -112,6 +112,9 @@ void Device::reset(uint32_t req) {
     store_relaxed(&r->ud_no_recv_drops, 0u);
     store_relaxed(&r->ud_no_dest_drops, 0u);
     store_relaxed(&r->uc_drops, 0u);
+    for (auto* c : {&r->rdma_tx_msgs, &r->rdma_tx_bytes, &r->rdma_rx_msgs, &r->rdma_rx_bytes,
+                    &r->rnr_naks, &r->retries, &r->completion_errors})
+        store_relaxed(c, 0ull);
     for (uint32_t p = VRNIC_KERNEL_DB_PAGE; p <= d_.bar2.last_db_page(); p++)
         d_.bar2.zero_page(p);
     // Every fatal condition of this model is recoverable by a reset.

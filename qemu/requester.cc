@@ -62,8 +62,12 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
                    uint64_t len, uint32_t vendor) {
     const bool signaled = status != VRNIC_WC_SUCCESS || (h.flags & VRNIC_WQE_F_SIGNALED) ||
                           (qp.create_flags & VRNIC_QP_F_SQ_SIG_ALL);
-    if (status != VRNIC_WC_SUCCESS)
+    if (status != VRNIC_WC_SUCCESS) {
         LOG_DBG("QP %u WQE %u: status %u vendor_err %u", qp.qpn, qp.sq.ci, status, vendor);
+    } else if (!is_local_op(h.opcode)) {
+        add_in_reg(&d.regs()->rdma_tx_msgs, 1);
+        add_in_reg(&d.regs()->rdma_tx_bytes, is_atomic(h.opcode) ? 8 : len);
+    }
     if (signaled) {
         vrnic_cqe c{};
         c.wr_id = h.wr_id;
@@ -201,6 +205,7 @@ Outcome request_lost(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h) {
     }
     if (qp.retry_waiting) {
         qp.retries++;
+        add_in_reg(&d.regs()->retries, 1);
     } else {
         qp.retry_waiting = true;
         qp.retries = 0;
@@ -233,6 +238,7 @@ Outcome deliver(DeviceState& d, const PeerDevice& peer, Qp& qp, Qp& resp,
     if (qp.type == QpType::uc)
         return uc_delivered(d, qp, resp, h, msg, r);
     if (r.rnr) {
+        add_in_reg(&d.regs()->rnr_naks, 1);
         qp.rnr_resp_port = peer.port();
         const uint8_t limit = qp.attr.rnr_retry;
         if (!qp.rnr_waiting) {

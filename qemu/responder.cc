@@ -11,6 +11,7 @@
 #include "mw.h"
 #include "qp_control.h"
 #include "recv_source.h"
+#include "shared_word.h"
 #include "xrc.h"
 
 #include <algorithm>
@@ -301,6 +302,11 @@ Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h,
     default:
         r = respond_atomic(d, resp, h, msg, s);
         break;
+    }
+    if (r.status == VRNIC_WC_SUCCESS && !r.rnr && !r.dropped) {
+        add_in_reg(&d.regs()->rdma_rx_bytes, s.moved);
+        if (!r.partial)
+            add_in_reg(&d.regs()->rdma_rx_msgs, 1);
     }
     // The first message a QP in RTR takes establishes the connection.
     if (!r.rnr && !r.dropped && resp.state == VRNIC_QPS_RTR && !resp.comm_est_sent) {

@@ -78,6 +78,8 @@ void deliver_to(DeviceState& sd, DeviceState& rd, Qp* dst, const Qp& sender, con
     SgCursor sc = msg.cursor();
     sg_copy(dc, sc, len);
     src.consume();
+    add_in_reg(&rd.regs()->rdma_rx_msgs, 1);
+    add_in_reg(&rd.regs()->rdma_rx_bytes, len);
     if (&rd == &sd)
         sd.note_delivery(*dst);
     complete_ud_recv(rd, sd, *dst, w, sender, av, h, len, net_type);

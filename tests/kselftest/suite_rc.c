@@ -10,6 +10,8 @@
  * - RNR: a SEND with no receive waits and completes once one is posted,
  *   and with a small rnr_retry completes with IBV_WC_RNR_RETRY_EXC_ERR
  *   after the retries;
+ * - rdma statistic's traffic counters move with every message and byte,
+ *   RNR NAKs and error completions;
  * - an error flushes everything after it with IBV_WC_WR_FLUSH_ERR,
  *   signalled or not, send and receive queue, and later posts too; no
  *   byte of a flushed WQE moves;
@@ -390,13 +392,16 @@ TEST(rnr_retry_exceeded_then_flush)
 	struct su_pair p;
 	struct ibv_sge s, r;
 	struct ibv_wc wc;
-	long t0, ms;
+	long t0, ms, naks, errs;
 	int err;
 
 	err = su_pair_open(&p, &o);
 	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
 	su_fill(p.env.buf, 3000, 8);
 	s = su_sge(&p, 0, 3000);
+	naks = su_counter("rnr_naks");
+	errs = su_counter("completion_errors");
+	ASSERT_LE(0, naks) TH_LOG("no rnr_naks in rdma statistic");
 	t0 = su_now_ms();
 	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 1, &s, 1,
 				  IBV_SEND_SIGNALED, 0, 0));
@@ -423,6 +428,11 @@ TEST(rnr_retry_exceeded_then_flush)
 	EXPECT_EQ(3, wc.wr_id);
 	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status);
 	EXPECT_EQ(IBV_QPS_ERR, su_qp_state(p.qp[0]));
+	/* rdma statistic: the try and its three retries met an RNR NAK; one
+	 * error completion (flushes are not errors of their own).
+	 */
+	EXPECT_EQ(naks + 4, su_counter_after("rnr_naks"));
+	EXPECT_EQ(errs + 1, su_counter("completion_errors"));
 	/* No byte moved; the responder is unharmed and got nothing. */
 	EXPECT_EQ(-1, su_check_byte(p.env.buf + 131072, 3000, 0));
 	EXPECT_EQ(IBV_QPS_RTS, su_qp_state(p.qp[1]));
@@ -430,6 +440,52 @@ TEST(rnr_retry_exceeded_then_flush)
 	ASSERT_EQ(0, su_post_recv(p.qp[1], 9, &r, 1));
 	EXPECT_EQ(0, su_poll(p.cq[1], &wc, 300));
 	EXPECT_EQ(-1, su_check_byte(p.env.buf + 65536, 4096, 0));
+	su_pair_close(&p);
+}
+
+/* rdma statistic: both QPs are vrnic0's, so a message counts once as sent
+ * and once as received, with its bytes.
+ */
+TEST(traffic_counters_move)
+{
+	struct { const char *name; long want, before; } c[] = {
+		{ "rdma_tx_msgs", 2, 0 }, { "rdma_tx_bytes", 8000, 0 },
+		{ "rdma_rx_msgs", 2, 0 }, { "rdma_rx_bytes", 8000, 0 },
+	};
+	struct su_pair p;
+	struct ibv_sge s, w, r;
+	struct ibv_wc wc;
+	unsigned int i;
+	int err;
+
+	err = su_pair_open(&p, NULL);
+	ASSERT_EQ(0, err) TH_LOG("pair_open step %d: %s", err, strerror(errno));
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		c[i].before = su_counter(c[i].name);
+		ASSERT_LE(0, c[i].before)
+			TH_LOG("no %s in rdma statistic", c[i].name);
+	}
+	su_fill(p.env.buf, 8192, 9);
+	s = su_sge(&p, 0, 3000);
+	w = su_sge(&p, 0, 5000);
+	r = su_sge(&p, 65536, 4096);
+	ASSERT_EQ(0, su_post_recv(p.qp[1], 1, &r, 1));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_SEND, 2, &s, 1,
+				  IBV_SEND_SIGNALED, 0, 0));
+	ASSERT_EQ(0, su_post_send(p.qp[0], IBV_WR_RDMA_WRITE, 3, &w, 1,
+				  IBV_SEND_SIGNALED, su_addr(&p, 131072),
+				  p.env.mr->rkey));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, su_poll(p.cq[0], &wc, SU_TIMEOUT_MS));
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status);
+	}
+	ASSERT_EQ(1, su_poll(p.cq[1], &wc, SU_TIMEOUT_MS));
+	EXPECT_EQ(-1, su_check(p.env.buf + 65536, 3000, 9));
+	EXPECT_EQ(-1, su_check(p.env.buf + 131072, 5000, 9));
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		EXPECT_EQ(c[i].before + c[i].want, su_counter(c[i].name))
+			TH_LOG("%s", c[i].name);
+	}
 	su_pair_close(&p);
 }
 

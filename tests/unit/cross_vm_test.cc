@@ -228,6 +228,8 @@ TEST_F(CrossVm, PeerThatLeftIsRetriedThenRetryExceeded) {
     EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status);
     EXPECT_EQ(kVeNoResponder, c[0].vendor_err);
     EXPECT_EQ(9u, tries); // the first try and 7 retries, completed at the 8th timeout
+    EXPECT_EQ(7u, load_acquire(&a->drv.regs()->retries));
+    EXPECT_EQ(0u, load_acquire(&a->drv.regs()->rdma_tx_msgs));
 }
 
 TEST_F(CrossVm, UdDatagramCarriesTheSendersAddresses) {
@@ -271,7 +273,7 @@ TEST_F(CrossVm, BusyLowerPortIsTakenFirstByTheNextPass) {
     b->drv.post_send(qb, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     {
         std::lock_guard<FifoLock> other(fabric.lock(0)); // port 0 is a
-        EXPECT_TRUE(b->drv.dev().poll_once());             // busy: not idle
+        EXPECT_TRUE(b->drv.dev().poll_once());           // busy: not idle
         EXPECT_EQ(0, b->drv.dev().state().want_peer);
     }
     EXPECT_TRUE(b->drv.poll_cq(b->cq).empty());

@@ -172,6 +172,54 @@ TEST_F(RcBasic, AtomicsOperateOnRemoteWord) {
     EXPECT_EQ(0x1122334455667788ull, t);
 }
 
+// The traffic counters of the register page (device-interface.md 4.5):
+// every request once at the requester and once at the responder, with
+// its bytes; an error CQE counted, and nothing for local operations.
+TEST_F(RcBasic, TrafficCountersCountEveryRequestAndItsBytes) {
+    auto reg = [&](__le64 vrnic_regs::*c) { return uint64_t(load_acquire(&(drv.regs()->*c))); };
+    MrInfo src = buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
+    MrInfo dst = buffer(8192, kRw);
+    drv.post_recv(b, 1, {sge(dst, 0, 4096)});
+    SendWr wr;
+    wr.opcode = VRNIC_WR_RDMA_WRITE;
+    wr.remote_addr = dst.iova;
+    wr.rkey = dst.rkey;
+    wr.sge = {sge(src, 0, 5000)};
+    drv.post_send(a, wr);
+    wr.opcode = VRNIC_WR_RDMA_READ;
+    wr.sge = {sge(src, 0, 256)};
+    drv.post_send(a, wr);
+    wr.opcode = VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+    wr.sge = {sge(src, 0, 8)};
+    drv.post_send(a, wr);
+    SendWr snd;
+    snd.opcode = VRNIC_WR_SEND;
+    snd.sge = {sge(src, 0, 1500)};
+    drv.post_send(a, snd);
+    auto done = step(a_cq);
+    ASSERT_EQ(4u, done.size());
+    for (const auto& e : done)
+        EXPECT_EQ(VRNIC_WC_SUCCESS, e.status) << int(e.opcode) << " vendor " << e.vendor_err;
+    const uint64_t bytes = 5000 + 256 + 8 + 1500;
+    EXPECT_EQ(4u, reg(&vrnic_regs::rdma_tx_msgs));
+    EXPECT_EQ(bytes, reg(&vrnic_regs::rdma_tx_bytes));
+    EXPECT_EQ(4u, reg(&vrnic_regs::rdma_rx_msgs));
+    EXPECT_EQ(bytes, reg(&vrnic_regs::rdma_rx_bytes));
+    EXPECT_EQ(0u, reg(&vrnic_regs::completion_errors));
+
+    wr.opcode = VRNIC_WR_RDMA_WRITE;
+    wr.rkey = dst.rkey ^ 0x100; // no such key: REM_ACCESS_ERR
+    drv.post_send(a, wr);
+    auto c = step(a_cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_REM_ACCESS_ERR, c[0].status);
+    EXPECT_EQ(4u, reg(&vrnic_regs::rdma_tx_msgs));
+    EXPECT_EQ(4u, reg(&vrnic_regs::rdma_rx_msgs));
+    EXPECT_EQ(1u, reg(&vrnic_regs::completion_errors));
+    EXPECT_EQ(0u, reg(&vrnic_regs::rnr_naks));
+    EXPECT_EQ(0u, reg(&vrnic_regs::retries));
+}
+
 TEST_F(RcBasic, MultiSgeGatherAndScatter) {
     uint64_t s_gpa, d_gpa;
     MrInfo src = buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x61, &s_gpa);

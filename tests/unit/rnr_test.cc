@@ -164,6 +164,10 @@ TEST_F(RnrTwo, ExhaustsRetriesThenRnrRetryExcErr) {
     EXPECT_EQ(VRNIC_WC_WR_FLUSH_ERR, c[1].status);
     EXPECT_EQ(VRNIC_QPS_ERR, drv.query_qp(a).qp_state);
     EXPECT_EQ(VRNIC_QPS_RTS, drv.query_qp(b).qp_state); // the responder is fine
+    // Three RNR NAKs (the try and two retries), one error CQE (the flush
+    // is not counted).
+    EXPECT_EQ(3u, load_acquire(&drv.regs()->rnr_naks));
+    EXPECT_EQ(1u, load_acquire(&drv.regs()->completion_errors));
 }
 
 TEST_F(RnrTwo, ReceivePostedDuringRetriesSucceeds) {
