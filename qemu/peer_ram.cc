@@ -24,7 +24,8 @@ struct FileId {
     bool operator==(const FileId&) const = default;
 };
 
-// The files that `pid` maps shared, from offset 0, `size` bytes long.
+// The files that `pid` maps shared and writable, from offset 0, `size`
+// bytes long.
 bool shared_mappings(int pid, uint64_t size, std::vector<FileId>* ids, std::string* err) {
     const std::string path = "/proc/" + std::to_string(pid) + "/maps";
     FILE* f = fopen(path.c_str(), "re");
@@ -40,7 +41,8 @@ bool shared_mappings(int pid, uint64_t size, std::vector<FileId>* ids, std::stri
         if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64, &start, &end,
                    perms, &offset, &maj, &min, &ino) != 7)
             continue;
-        if (perms[3] != 's' || offset != 0 || end - start != size || ino == 0)
+        if (strncmp(perms, "rw", 2) || perms[3] != 's' || offset != 0 || end - start != size ||
+            ino == 0)
             continue;
         const FileId id{makedev(maj, min), static_cast<ino_t>(ino)};
         bool seen = false;
@@ -51,6 +53,21 @@ bool shared_mappings(int pid, uint64_t size, std::vector<FileId>* ids, std::stri
     }
     fclose(f);
     return true;
+}
+
+// Whether `pid` opened its descriptor `fd` for reading and writing: the
+// model, which reopens it as root, must get no more than the peer has.
+bool opened_rdwr(const std::string& pid_dir, const char* fd) {
+    FILE* f = fopen((pid_dir + "/fdinfo/" + fd).c_str(), "re");
+    if (!f)
+        return false;
+    char line[256];
+    unsigned flags = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "flags: %o", &flags) == 1;
+    fclose(f);
+    return found && (flags & O_ACCMODE) == O_RDWR;
 }
 
 bool peer_gone(int conn) {
@@ -78,28 +95,28 @@ PeerRam find_peer_ram(int pid, uint64_t size, int exclude_fd, UniqueFd* out, std
                " shared files of " + std::to_string(size) + " bytes: which is guest RAM?";
         return PeerRam::error;
     }
-    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-    DIR* d = opendir(dir.c_str());
+    const std::string pid_dir = "/proc/" + std::to_string(pid);
+    DIR* d = opendir((pid_dir + "/fd").c_str());
     if (!d) {
-        *err = "open " + dir + ": " + strerror(errno);
+        *err = "open " + pid_dir + "/fd: " + strerror(errno);
         return PeerRam::error;
     }
+    std::string why = "process " + std::to_string(pid) +
+                      " maps its guest RAM but holds no read-write descriptor of it";
     while (dirent* e = readdir(d)) {
-        const std::string fd_path = dir + "/" + e->d_name;
+        const std::string fd_path = pid_dir + "/fd/" + e->d_name;
         if (e->d_name[0] == '.' || stat(fd_path.c_str(), &st) < 0 ||
-            !(FileId{st.st_dev, st.st_ino} == ids[0]))
+            !(FileId{st.st_dev, st.st_ino} == ids[0]) || !opened_rdwr(pid_dir, e->d_name))
             continue;
         out->reset(open(fd_path.c_str(), O_RDWR | O_CLOEXEC));
         if (!*out)
-            *err = "open " + fd_path + ": " + strerror(errno);
+            why = "open " + fd_path + ": " + strerror(errno);
         break;
     }
     closedir(d);
     if (*out)
         return PeerRam::found;
-    if (err->empty())
-        *err =
-            "process " + std::to_string(pid) + " maps its guest RAM but holds no descriptor of it";
+    *err = why;
     return PeerRam::error;
 }
 

@@ -2,10 +2,12 @@
 // The guest RAM of the QEMU at the other end of an ivshmem connection, for
 // a QEMU whose RAM the model cannot name beforehand: libvirt's
 // <memoryBacking> with a memfd, or with a file whose path holds the
-// domain's run-time ID. Guest RAM is the one shared mapping of the RAM's
-// size at file offset 0 in QEMU's address space (other than BAR2); the
-// model reopens that file through /proc/PID/fd, which takes the right to
-// ptrace QEMU (the same user, or root).
+// domain's run-time ID. Guest RAM is the one shared writable mapping of
+// the RAM's size at file offset 0 in QEMU's address space (other than
+// BAR2); the model reopens that file through a descriptor QEMU opened for
+// reading and writing (/proc/PID/fd), which takes the right to ptrace
+// QEMU (the same user, or root). A peer thus never gets the model to
+// write a file it may not write itself.
 #pragma once
 
 #include "unique_fd.h"

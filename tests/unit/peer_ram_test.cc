@@ -3,6 +3,7 @@
 #include "peer_ram.h"
 
 #include <atomic>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -77,6 +78,32 @@ TEST(PeerRam, TwoCandidatesAreAnError) {
     EXPECT_EQ(PeerRam::error, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
     EXPECT_NE(std::string::npos, err.find("2 shared files")) << err;
     EXPECT_FALSE(fd);
+}
+
+// A peer that can only read a file cannot have the model write it: a
+// read-only shared mapping is no candidate, nor is a writable one whose
+// file the peer holds only a read-only descriptor of.
+TEST(PeerRam, NeverMoreThanThePeerMayWrite) {
+    SharedFile bar2(64 << 10);
+    UniqueFd memfd(memfd_create("peer-ram-test", MFD_CLOEXEC));
+    ASSERT_EQ(0, ftruncate(memfd.get(), kSize));
+    const std::string self = "/proc/self/fd/" + std::to_string(memfd.get());
+    UniqueFd ro(open(self.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(ro);
+    void* r = mmap(nullptr, kSize, PROT_READ, MAP_SHARED, ro.get(), 0);
+    ASSERT_NE(MAP_FAILED, r);
+    UniqueFd fd;
+    std::string err;
+    EXPECT_EQ(PeerRam::not_yet, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
+    munmap(r, kSize);
+
+    void* w = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
+    ASSERT_NE(MAP_FAILED, w);
+    memfd.reset(); // left: the mapping and the read-only descriptor
+    EXPECT_EQ(PeerRam::error, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
+    EXPECT_NE(std::string::npos, err.find("no read-write descriptor")) << err;
+    EXPECT_FALSE(fd);
+    munmap(w, kSize);
 }
 
 TEST(PeerRam, WaitsForTheRamOfThePeer) {
