@@ -334,6 +334,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
             return out;
         }
     }
+    if (qp.retry_waiting) // a request sent again that got its answer
+        add_in_reg(&d.regs()->retries, 1);
     qp.inflight.reset();
     qp.retry_waiting = false;
     return out;

@@ -423,6 +423,7 @@ TEST_F(XrcTest, TargetNotReadyYetIsRetried) {
     drv.post_srq_recv(s, 9, {{dst.iova, 64, dst.lkey}});
     for (bool connect_late : {true, false}) {
         SCOPED_TRACE(connect_late);
+        const uint64_t retries = load_acquire(&drv.regs()->retries);
         QpInfo ini, tgt;
         ASSERT_EQ(OK, create_qp(ini_req(0, kpd, kcq), &ini));
         ASSERT_EQ(OK, create_qp(tgt_req(xrcd), &tgt));
@@ -454,9 +455,12 @@ TEST_F(XrcTest, TargetNotReadyYetIsRetried) {
             ASSERT_EQ(1u, r.size());
             EXPECT_EQ(tgt.qpn, r[0].qpn);
             EXPECT_TRUE(drv.check_pattern(dst_gpa, 64, 0x77));
+            // Three retries lost and the fourth answered.
+            EXPECT_EQ(retries + 4, load_acquire(&drv.regs()->retries));
         } else {
             EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status); // after 3 retries
             EXPECT_EQ(kVeNoResponder, c[0].vendor_err);
+            EXPECT_EQ(retries + 3, load_acquire(&drv.regs()->retries));
         }
     }
 }
