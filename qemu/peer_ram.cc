@@ -4,12 +4,14 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <vector>
@@ -25,7 +27,7 @@ struct FileId {
 };
 
 // The files that `pid` maps shared and writable, from offset 0, `size`
-// bytes long.
+// bytes long. getline(): a line is never split, whatever its path holds.
 bool shared_mappings(int pid, uint64_t size, std::vector<FileId>* ids, std::string* err) {
     const std::string path = "/proc/" + std::to_string(pid) + "/maps";
     FILE* f = fopen(path.c_str(), "re");
@@ -33,8 +35,9 @@ bool shared_mappings(int pid, uint64_t size, std::vector<FileId>* ids, std::stri
         *err = "open " + path + ": " + strerror(errno);
         return false;
     }
-    char line[4096];
-    while (fgets(line, sizeof(line), f)) {
+    char* line = nullptr;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
         uint64_t start, end, offset, ino;
         unsigned maj, min;
         char perms[8];
@@ -51,23 +54,27 @@ bool shared_mappings(int pid, uint64_t size, std::vector<FileId>* ids, std::stri
         if (!seen)
             ids->push_back(id);
     }
+    free(line);
     fclose(f);
     return true;
 }
 
-// Whether `pid` opened its descriptor `fd` for reading and writing: the
-// model, which reopens it as root, must get no more than the peer has.
-bool opened_rdwr(const std::string& pid_dir, const char* fd) {
-    FILE* f = fopen((pid_dir + "/fdinfo/" + fd).c_str(), "re");
+// A copy of the peer's descriptor `fd` that may be guest RAM: its own open
+// file (the model gains no access the peer does not have), read-write, of
+// a file that cannot shrink under the model (a memfd sealed with
+// F_SEAL_SHRINK: QEMU's memfd backend seals by default), and the mapped
+// file `want`. Nothing here opens a file or waits on one.
+UniqueFd take_ram_fd(int pidfd, int fd, const FileId& want) {
+    UniqueFd f(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0)));
     if (!f)
-        return false;
-    char line[256];
-    unsigned flags = 0;
-    bool found = false;
-    while (!found && fgets(line, sizeof(line), f))
-        found = sscanf(line, "flags: %o", &flags) == 1;
-    fclose(f);
-    return found && (flags & O_ACCMODE) == O_RDWR;
+        return {};
+    const int seals = fcntl(f.get(), F_GET_SEALS);
+    const int fl = fcntl(f.get(), F_GETFL);
+    struct stat st {};
+    if (seals < 0 || !(seals & F_SEAL_SHRINK) || fl < 0 || (fl & O_ACCMODE) != O_RDWR ||
+        fstat(f.get(), &st) < 0 || !(FileId{st.st_dev, st.st_ino} == want))
+        return {};
+    return f;
 }
 
 bool peer_gone(int conn) {
@@ -77,7 +84,12 @@ bool peer_gone(int conn) {
 
 } // namespace
 
-PeerRam find_peer_ram(int pid, uint64_t size, int exclude_fd, UniqueFd* out, std::string* err) {
+UniqueFd pin_process(int pid) {
+    return UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+}
+
+PeerRam find_peer_ram(int pidfd, int pid, uint64_t size, int exclude_fd, UniqueFd* out,
+                      std::string* err) {
     struct stat st {};
     if (fstat(exclude_fd, &st) < 0) {
         *err = std::string("fstat: ") + strerror(errno);
@@ -95,28 +107,27 @@ PeerRam find_peer_ram(int pid, uint64_t size, int exclude_fd, UniqueFd* out, std
                " shared files of " + std::to_string(size) + " bytes: which is guest RAM?";
         return PeerRam::error;
     }
-    const std::string pid_dir = "/proc/" + std::to_string(pid);
-    DIR* d = opendir((pid_dir + "/fd").c_str());
+    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+    DIR* d = opendir(dir.c_str());
     if (!d) {
-        *err = "open " + pid_dir + "/fd: " + strerror(errno);
+        *err = "open " + dir + ": " + strerror(errno);
         return PeerRam::error;
     }
-    std::string why = "process " + std::to_string(pid) +
-                      " maps its guest RAM but holds no read-write descriptor of it";
     while (dirent* e = readdir(d)) {
-        const std::string fd_path = pid_dir + "/fd/" + e->d_name;
-        if (e->d_name[0] == '.' || stat(fd_path.c_str(), &st) < 0 ||
-            !(FileId{st.st_dev, st.st_ino} == ids[0]) || !opened_rdwr(pid_dir, e->d_name))
+        char* end = nullptr;
+        const long fd = strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end || fd < 0)
             continue;
-        out->reset(open(fd_path.c_str(), O_RDWR | O_CLOEXEC));
-        if (!*out)
-            why = "open " + fd_path + ": " + strerror(errno);
-        break;
+        *out = take_ram_fd(pidfd, static_cast<int>(fd), ids[0]);
+        if (*out)
+            break;
     }
     closedir(d);
     if (*out)
         return PeerRam::found;
-    *err = why;
+    *err = "process " + std::to_string(pid) +
+           " maps its guest RAM but holds no read-write descriptor of it sealed against "
+           "shrinking (use a memory-backend-memfd, as libvirt's memfd <memoryBacking> is)";
     return PeerRam::error;
 }
 
@@ -128,20 +139,20 @@ UniqueFd wait_peer_ram(int conn, uint64_t size, int exclude_fd, const std::atomi
         *err = std::string("SO_PEERCRED: ") + strerror(errno);
         return {};
     }
+    // Pinned at once: the process the pidfd names can exit but never be
+    // replaced by another that reuses its pid.
+    UniqueFd pidfd = pin_process(cred.pid);
+    if (!pidfd) {
+        *err = "pidfd_open " + std::to_string(cred.pid) + ": " + strerror(errno);
+        return {};
+    }
     for (int waited = 0;; waited += 10) {
         UniqueFd fd;
-        switch (find_peer_ram(cred.pid, size, exclude_fd, &fd, err)) {
+        switch (find_peer_ram(pidfd.get(), cred.pid, size, exclude_fd, &fd, err)) {
         case PeerRam::error:
             return {};
-        case PeerRam::found: {
-            // The pid was the peer's when it connected; while the peer still
-            // holds its end, no other process has that pid.
-            if (peer_gone(conn)) {
-                *err = "QEMU went away while the model looked for its guest RAM";
-                return {};
-            }
+        case PeerRam::found:
             return fd;
-        }
         case PeerRam::not_yet:
             break;
         }

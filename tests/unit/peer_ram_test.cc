@@ -17,13 +17,16 @@ namespace {
 // A size no other mapping of this test process has.
 constexpr size_t kSize = 7 << 20;
 
+// A memfd as QEMU's memfd backend makes it (sealed against shrinking and
+// growing, unless `sealed` is false), mapped.
 struct SharedFile {
     UniqueFd fd;
     void* map = MAP_FAILED;
     size_t len = 0;
-    SharedFile(size_t size, int flags = MAP_SHARED) : len(size) {
-        fd.reset(memfd_create("peer-ram-test", MFD_CLOEXEC));
-        if (ftruncate(fd.get(), static_cast<off_t>(size)) == 0)
+    SharedFile(size_t size, int flags = MAP_SHARED, bool sealed = true) : len(size) {
+        fd.reset(memfd_create("peer-ram-test", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+        if (ftruncate(fd.get(), static_cast<off_t>(size)) == 0 &&
+            (!sealed || fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) == 0))
             map = mmap(nullptr, size, PROT_READ | PROT_WRITE, flags, fd.get(), 0);
     }
     ~SharedFile() {
@@ -31,6 +34,11 @@ struct SharedFile {
             munmap(map, len);
     }
 };
+
+PeerRam find_self(uint64_t size, int exclude_fd, UniqueFd* out, std::string* err) {
+    UniqueFd pidfd = pin_process(getpid());
+    return find_peer_ram(pidfd.get(), getpid(), size, exclude_fd, out, err);
+}
 
 bool same_file(int a, int b) {
     struct stat sa {
@@ -44,7 +52,7 @@ TEST(PeerRam, FindsTheOneSharedMappingOfTheSize) {
     ASSERT_NE(MAP_FAILED, ram.map);
     UniqueFd fd;
     std::string err;
-    ASSERT_EQ(PeerRam::found, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err)) << err;
+    ASSERT_EQ(PeerRam::found, find_self(kSize, bar2.fd.get(), &fd, &err)) << err;
     EXPECT_TRUE(same_file(fd.get(), ram.fd.get()));
     // It is the RAM itself: what the model writes through it, QEMU sees.
     void* m = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
@@ -58,7 +66,7 @@ TEST(PeerRam, NothingOfThatSizeIsNotYet) {
     SharedFile ram(kSize), bar2(64 << 10);
     UniqueFd fd;
     std::string err;
-    EXPECT_EQ(PeerRam::not_yet, find_peer_ram(getpid(), kSize + 4096, bar2.fd.get(), &fd, &err));
+    EXPECT_EQ(PeerRam::not_yet, find_self(kSize + 4096, bar2.fd.get(), &fd, &err));
     EXPECT_FALSE(fd);
 }
 
@@ -68,14 +76,14 @@ TEST(PeerRam, LeavesOutBar2AndPrivateMappings) {
     ASSERT_NE(MAP_FAILED, priv.map);
     UniqueFd fd;
     std::string err;
-    EXPECT_EQ(PeerRam::not_yet, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
+    EXPECT_EQ(PeerRam::not_yet, find_self(kSize, bar2.fd.get(), &fd, &err));
 }
 
 TEST(PeerRam, TwoCandidatesAreAnError) {
     SharedFile a(kSize), b(kSize), bar2(64 << 10);
     UniqueFd fd;
     std::string err;
-    EXPECT_EQ(PeerRam::error, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
+    EXPECT_EQ(PeerRam::error, find_self(kSize, bar2.fd.get(), &fd, &err));
     EXPECT_NE(std::string::npos, err.find("2 shared files")) << err;
     EXPECT_FALSE(fd);
 }
@@ -85,8 +93,9 @@ TEST(PeerRam, TwoCandidatesAreAnError) {
 // file the peer holds only a read-only descriptor of.
 TEST(PeerRam, NeverMoreThanThePeerMayWrite) {
     SharedFile bar2(64 << 10);
-    UniqueFd memfd(memfd_create("peer-ram-test", MFD_CLOEXEC));
+    UniqueFd memfd(memfd_create("peer-ram-test", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     ASSERT_EQ(0, ftruncate(memfd.get(), kSize));
+    ASSERT_EQ(0, fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK));
     const std::string self = "/proc/self/fd/" + std::to_string(memfd.get());
     UniqueFd ro(open(self.c_str(), O_RDONLY | O_CLOEXEC));
     ASSERT_TRUE(ro);
@@ -94,16 +103,28 @@ TEST(PeerRam, NeverMoreThanThePeerMayWrite) {
     ASSERT_NE(MAP_FAILED, r);
     UniqueFd fd;
     std::string err;
-    EXPECT_EQ(PeerRam::not_yet, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
+    EXPECT_EQ(PeerRam::not_yet, find_self(kSize, bar2.fd.get(), &fd, &err));
     munmap(r, kSize);
 
     void* w = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED, memfd.get(), 0);
     ASSERT_NE(MAP_FAILED, w);
     memfd.reset(); // left: the mapping and the read-only descriptor
-    EXPECT_EQ(PeerRam::error, find_peer_ram(getpid(), kSize, bar2.fd.get(), &fd, &err));
+    EXPECT_EQ(PeerRam::error, find_self(kSize, bar2.fd.get(), &fd, &err));
     EXPECT_NE(std::string::npos, err.find("no read-write descriptor")) << err;
     EXPECT_FALSE(fd);
     munmap(w, kSize);
+}
+
+// RAM the peer could shrink would make the model's access fault (SIGBUS,
+// the whole model down): a file not sealed against shrinking is refused.
+TEST(PeerRam, RamThatCanShrinkIsRefused) {
+    SharedFile ram(kSize, MAP_SHARED, false), bar2(64 << 10);
+    ASSERT_NE(MAP_FAILED, ram.map);
+    UniqueFd fd;
+    std::string err;
+    EXPECT_EQ(PeerRam::error, find_self(kSize, bar2.fd.get(), &fd, &err));
+    EXPECT_NE(std::string::npos, err.find("sealed against shrinking")) << err;
+    EXPECT_FALSE(fd);
 }
 
 TEST(PeerRam, WaitsForTheRamOfThePeer) {

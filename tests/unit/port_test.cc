@@ -5,6 +5,7 @@
 #include "port.h"
 #include "shared_word.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -49,10 +50,12 @@ class PortTest : public ::testing::Test {
             thread.join();
         EXPECT_TRUE(ok);
     }
-    // The guest RAM: this process's shared mapping of a memfd.
+    // The guest RAM: this process's shared mapping of a memfd, sealed as
+    // QEMU's memfd backend seals it.
     void map_ram() {
-        ram_fd.reset(memfd_create("port-test-ram", MFD_CLOEXEC));
+        ram_fd.reset(memfd_create("port-test-ram", MFD_CLOEXEC | MFD_ALLOW_SEALING));
         ASSERT_EQ(0, ftruncate(ram_fd.get(), kRam));
+        ASSERT_EQ(0, fcntl(ram_fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW));
         std::string err;
         mem = GuestMemory::map_fd(ram_fd.get(), kRam, &err);
         ASSERT_TRUE(mem) << err;
