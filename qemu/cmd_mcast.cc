@@ -2,6 +2,7 @@
 // Multicast attach and detach (sections 10.23, 10.24): a UD QP joins or
 // leaves a multicast GID's group in the device's table.
 #include "cmd_util.h"
+#include "destination.h"
 #include "mcast.h"
 
 namespace vrnic {
@@ -31,6 +32,7 @@ CmdResult cmd_attach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(st, "not a UD QP and a multicast GID");
     switch (d.obj->mcast.attach(in.mcast.gid, q->qpn)) {
     case McastTable::Attach::ok:
+        publish_mcast_groups(d);
         return cmd_ok();
     case McastTable::Attach::no_group:
         CMD_FAIL(VRNIC_CMD_STATUS_NO_RESOURCE, "max_mcast_grp reached");
@@ -47,6 +49,7 @@ CmdResult cmd_detach_mcast(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(st, "not a UD QP and a multicast GID");
     if (!d.obj->mcast.detach(in.mcast.gid, q->qpn))
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "QP not attached to the group");
+    publish_mcast_groups(d);
     return cmd_ok();
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // QP commands (sections 10.13-10.16) and the effects of MODIFY_QP (15).
 #include "cmd_util.h"
+#include "destination.h"
 #include "events.h"
 #include "qp_control.h"
 #include "qp_state_machine.h"
@@ -280,6 +281,7 @@ CmdResult cmd_destroy_qp(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(st, "bad QP handle");
     qp_set_active(d, *q, false);
     d.obj->mcast.detach_all(q->qpn);
+    publish_mcast_groups(d);
     if (q->type == QpType::xrc_tgt) {
         // Its pd, srq and recv_cq are a binding, not references.
         xrc_unbind_target(d, *q);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "destination.h"
 
+#include "rdma_fabric.h"
+
 #include <cstring>
 
 namespace vrnic {
@@ -17,6 +19,11 @@ std::vector<uint32_t> find_mcast_destinations(const DeviceState& d, const uint8_
     if (qpn != kMcastQpn) // the receivers take only DQPN 0xFFFFFF to a group
         return {};
     return d.obj->mcast.members(dgid);
+}
+
+void publish_mcast_groups(const DeviceState& d) {
+    if (d.fabric)
+        d.fabric->publish_mcast(d.fabric_port, d.obj->mcast);
 }
 
 Qp* ud_receiver(DeviceState& d, uint32_t qpn) {

@@ -14,6 +14,10 @@ namespace vrnic {
 // Whether `gid` is one of the device's valid GID entries.
 bool gid_is_local(const DeviceState& d, const uint8_t (&gid)[16]);
 
+// Tells the fabric the device's multicast groups changed, for the other
+// VMs' senders (RdmaFabric::mcast_ports); nothing outside a fabric.
+void publish_mcast_groups(const DeviceState& d);
+
 // The UD QP `qpn` that can receive (RTR, RTS, SQD), or nullptr.
 Qp* ud_receiver(DeviceState& d, uint32_t qpn);
 

@@ -2,6 +2,7 @@
 #include "device.h"
 
 #include "commands.h"
+#include "destination.h"
 #include "events.h"
 #include "log.h"
 #include "rdma_fabric.h"
@@ -47,9 +48,10 @@ std::unique_lock<FifoLock> Device::hold() const {
     return std::unique_lock<FifoLock>(d_.fabric->lock(d_.fabric_port));
 }
 
-void Device::publish_gids() {
+void Device::publish_addresses() {
     if (d_.fabric)
         d_.fabric->publish_gids(d_.fabric_port, d_.obj->gids);
+    publish_mcast_groups(d_);
 }
 
 void Device::signal_completions() {
@@ -88,7 +90,7 @@ bool Device::check_control() {
 void Device::reset(uint32_t req) {
     LOG_INFO("device reset (reset_req %u)", req);
     d_.obj = std::make_unique<Objects>(d_.params);
-    publish_gids();
+    publish_addresses();
     d_.driver_ok = false;
     d_.rings = RingConfig{};
     d_.cmdq_ci = 0;

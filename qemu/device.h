@@ -62,7 +62,7 @@ class Device {
     std::unique_lock<FifoLock> hold() const;
     bool check_control();
     void reset(uint32_t req);
-    void publish_gids();
+    void publish_addresses(); // GIDs and multicast groups, to the fabric
     void latch_rings();
     void deliver_irqs();
 

@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
     if (opt.mtu)
         base.eth_max_mtu = opt.mtu;
     EthSwitch fabric(base.eth_max_mtu);
+    static_assert(kMaxVms <= RdmaFabric::kMaxPorts);
     RdmaFabric rdma(static_cast<uint32_t>(opt.vms.size()));
     std::vector<std::unique_ptr<GuestMemory>> mems;
     std::vector<std::unique_ptr<Port>> ports;

@@ -62,4 +62,11 @@ std::vector<uint32_t> McastTable::members(const uint8_t (&gid)[16]) const {
     return {};
 }
 
+std::vector<std::array<uint8_t, 16>> McastTable::gids() const {
+    std::vector<std::array<uint8_t, 16>> out(groups_.size());
+    for (size_t i = 0; i < groups_.size(); i++)
+        memcpy(out[i].data(), groups_[i].gid, out[i].size());
+    return out;
+}
+
 } // namespace vrnic

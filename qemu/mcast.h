@@ -5,6 +5,7 @@
 
 #include <vrnic_dev.h>
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,8 @@ class McastTable {
     // The QPNs attached to `gid` in attach order, empty for no group; a
     // copy, so that the caller holds no reference into the table.
     std::vector<uint32_t> members(const uint8_t (&gid)[16]) const;
+    // The groups' GIDs.
+    std::vector<std::array<uint8_t, 16>> gids() const;
 
   private:
     struct Group {

@@ -164,6 +164,10 @@ struct Qp {
     uint64_t retry_deadline = 0; // ns
     // The head SQ WQE's message, when an earlier pass moved part of it.
     std::unique_ptr<MsgInFlight> inflight;
+    // UD: the fabric ports (a bit each; fabric_port's bit: this device's own
+    // members) the head SQ WQE's multicast datagram has reached, when an
+    // earlier pass found the next port busy.
+    uint64_t mcast_sent = 0;
     // As a responder on an SRQ: the WQE it took off the SRQ and has not
     // completed yet (no other QP may take it; ERR flushes it).
     std::unique_ptr<RecvWqe> srq_taken;

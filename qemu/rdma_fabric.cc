@@ -8,7 +8,7 @@
 
 namespace vrnic {
 
-RdmaFabric::RdmaFabric(uint32_t ports) : gids_(ports) {
+RdmaFabric::RdmaFabric(uint32_t ports) : gids_(ports), mcast_(ports) {
     for (uint32_t i = 0; i < ports; i++)
         slots_.push_back(std::make_unique<Slot>());
 }
@@ -20,6 +20,7 @@ void RdmaFabric::join(uint32_t port, Device* dev) {
 
 void RdmaFabric::leave(uint32_t port) {
     publish_gids(port, {});
+    publish_mcast(port, McastTable(0, 0));
     std::lock_guard<FifoLock> g(slots_[port]->mu);
     slots_[port]->dev = nullptr;
 }
@@ -47,6 +48,25 @@ int RdmaFabric::port_of(const uint8_t (&gid)[16], uint32_t self) const {
                 return static_cast<int>(p);
     }
     return -1;
+}
+
+void RdmaFabric::publish_mcast(uint32_t port, const McastTable& groups) {
+    std::vector<std::array<uint8_t, 16>> gids = groups.gids();
+    std::lock_guard<std::mutex> g(dir_mu_);
+    mcast_[port] = std::move(gids);
+}
+
+uint64_t RdmaFabric::mcast_ports(const uint8_t (&gid)[16], uint32_t self) const {
+    uint64_t ports = 0;
+    std::lock_guard<std::mutex> g(dir_mu_);
+    for (uint32_t p = 0; p < mcast_.size(); p++) {
+        if (p == self)
+            continue;
+        for (const auto& e : mcast_[p])
+            if (!memcmp(e.data(), gid, e.size()))
+                ports |= uint64_t(1) << p;
+    }
+    return ports;
 }
 
 PassLocks::PassLocks(DeviceState& d) : d_(d) {
@@ -99,6 +119,10 @@ PeerDevice PeerDevice::at(DeviceState& d, int port) {
         return p;
     }
     return acquire(d, uint32_t(port), false);
+}
+
+PeerDevice PeerDevice::of_port(DeviceState& d, uint32_t port) {
+    return acquire(d, port, true);
 }
 
 PeerDevice PeerDevice::acquire(DeviceState& d, uint32_t port, bool may_wait) {

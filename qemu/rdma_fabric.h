@@ -8,6 +8,7 @@
 
 #include "device_state.h"
 #include "fifo_lock.h"
+#include "mcast.h"
 
 #include <array>
 #include <cstdint>
@@ -21,6 +22,8 @@ class Device;
 
 class RdmaFabric {
   public:
+    // A port is a bit of mcast_ports().
+    static constexpr uint32_t kMaxPorts = 64;
     explicit RdmaFabric(uint32_t ports);
     uint32_t ports() const { return static_cast<uint32_t>(slots_.size()); }
 
@@ -33,6 +36,12 @@ class RdmaFabric {
     void publish_gids(uint32_t port, const std::vector<GidEntry>& gids);
     // The port other than `self` whose device has `gid`, or -1.
     int port_of(const uint8_t (&gid)[16], uint32_t self) const;
+    // The device's multicast groups changed (attach, detach, QP destroy,
+    // reset): what mcast_ports() finds.
+    void publish_mcast(uint32_t port, const McastTable& groups);
+    // The ports other than `self` with a QP attached to group `gid`, a bit
+    // each; the receiver checks its own table again under its lock.
+    uint64_t mcast_ports(const uint8_t (&gid)[16], uint32_t self) const;
 
     // The port's lock: held by its own thread while it touches its device,
     // and by another port's thread while that moves a message to it.
@@ -47,7 +56,8 @@ class RdmaFabric {
     };
     std::vector<std::unique_ptr<Slot>> slots_; // fixed once threads run
     mutable std::mutex dir_mu_;                // a leaf lock: nothing is taken under it
-    std::vector<std::vector<std::array<uint8_t, 16>>> gids_; // per port, under dir_mu_
+    std::vector<std::vector<std::array<uint8_t, 16>>> gids_;  // per port, under dir_mu_
+    std::vector<std::vector<std::array<uint8_t, 16>>> mcast_; // per port, under dir_mu_
 };
 
 // The locks one pass of a device's thread holds: a lower port that a
@@ -77,6 +87,8 @@ class PeerDevice {
     // The device of port `port` (-1: d's own), for a look that may fail:
     // never waits.
     static PeerDevice at(DeviceState& d, int port);
+    // The device of another port `port`, waited for as find() waits.
+    static PeerDevice of_port(DeviceState& d, uint32_t port);
 
     PeerDevice(PeerDevice&& o) noexcept;
     PeerDevice& operator=(PeerDevice&&) = delete;

@@ -54,9 +54,7 @@ bool remote_qpn_ok(const Qp& qp, uint32_t qpn) {
     return qpn > 1 || qp.uctx->handle == VRNIC_UCTX_KERNEL;
 }
 
-} // namespace
-
-Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
+Outcome ud_send(DeviceState& d, Qp& qp) {
     SendWqeCopy w;
     if (!read_send_wqe(d, qp, w))
         return Outcome::consumed;
@@ -90,17 +88,31 @@ Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
     }
     // A datagram is never split: it waits for a visit that can move all its
     // copies (one per multicast receiver).
-    const uint64_t cost = msg.len * ud_copies(d, *av, h.ud.remote_qpn);
+    const uint64_t cost = msg.len * ud_copies(d, qp, *av, h.ud.remote_qpn);
     if (!d.pass.fits(cost))
         return Outcome::partial;
-    const PeerDevice to = PeerDevice::find(d, av->dgid);
-    if (to.status() == PeerDevice::Status::busy)
-        return Outcome::busy;
     const uint32_t qkey = (h.ud.remote_qkey & VRNIC_QKEY_USE_QP) ? qp.attr.qkey : h.ud.remote_qkey;
-    ud_deliver(d, to, qp, *av, h.ud.remote_qpn, qkey, h, msg);
+    if (gid_is_mcast(av->dgid)) {
+        if (!ud_deliver_mcast(d, qp, *av, h.ud.remote_qpn, qkey, h, msg))
+            return Outcome::busy;
+    } else {
+        const PeerDevice to = PeerDevice::find(d, av->dgid);
+        if (to.status() == PeerDevice::Status::busy)
+            return Outcome::busy;
+        ud_deliver(d, to, qp, *av, h.ud.remote_qpn, qkey, h, msg);
+    }
     d.pass.charge(cost);
     complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);
     return Outcome::consumed;
+}
+
+} // namespace
+
+Outcome execute_ud_send(DeviceState& d, Qp& qp, bool) {
+    const Outcome o = ud_send(d, qp);
+    if (o == Outcome::consumed) // a WQE the guest rewrote may fail after a busy pass
+        qp.mcast_sent = 0;
+    return o;
 }
 
 } // namespace vrnic

@@ -10,6 +10,7 @@
 #include "ud.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace vrnic {
@@ -85,27 +86,64 @@ void deliver_to(DeviceState& sd, DeviceState& rd, Qp* dst, const Qp& sender, con
     complete_ud_recv(rd, sd, *dst, w, sender, av, h, len, net_type);
 }
 
+// The bit of mcast_sent that stands for the sender's own device.
+uint64_t own_bit(const DeviceState& d) {
+    return uint64_t(1) << (d.fabric ? d.fabric_port : 0);
+}
+
 } // namespace
 
-uint64_t ud_copies(const DeviceState& d, const vrnic_av& av, uint32_t dest_qpn) {
+uint64_t ud_copies(const DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn) {
     if (!gid_is_mcast(av.dgid))
         return 1;
-    return std::max<uint64_t>(find_mcast_destinations(d, av.dgid, dest_qpn).size(), 1);
+    uint64_t copies = 0, ports = 0;
+    if (!(sender.mcast_sent & own_bit(d)))
+        copies = find_mcast_destinations(d, av.dgid, dest_qpn).size();
+    if (d.fabric && dest_qpn == kMcastQpn)
+        ports = d.fabric->mcast_ports(av.dgid, d.fabric_port) & ~sender.mcast_sent;
+    return std::max<uint64_t>(copies + std::popcount(ports), 1);
 }
 
 void ud_deliver(DeviceState& d, const PeerDevice& to, const Qp& sender, const vrnic_av& av,
                 uint32_t dest_qpn, uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
-    if (!gid_is_mcast(av.dgid)) {
-        const bool found = to.status() == PeerDevice::Status::ok && dest_qpn != kMcastQpn;
-        DeviceState& rd = found ? to.state() : d;
-        return deliver_to(d, rd, found ? ud_receiver(rd, dest_qpn) : nullptr, sender, av, qkey, h,
-                          msg);
+    const bool found = to.status() == PeerDevice::Status::ok && dest_qpn != kMcastQpn;
+    DeviceState& rd = found ? to.state() : d;
+    deliver_to(d, rd, found ? ud_receiver(rd, dest_qpn) : nullptr, sender, av, qkey, h, msg);
+}
+
+bool ud_deliver_mcast(DeviceState& d, Qp& sender, const vrnic_av& av, uint32_t dest_qpn,
+                      uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    // A bit is set only for a device that had members, so that a datagram
+    // nobody took is counted once, whatever passes it took.
+    const uint64_t own = own_bit(d);
+    if (!(sender.mcast_sent & own)) {
+        for (uint32_t qpn : find_mcast_destinations(d, av.dgid, dest_qpn)) {
+            deliver_to(d, d, ud_receiver(d, qpn), sender, av, qkey, h, msg);
+            sender.mcast_sent |= own;
+        }
     }
-    const std::vector<uint32_t> qpns = find_mcast_destinations(d, av.dgid, dest_qpn);
-    if (qpns.empty())
-        return count_in_reg(&d.regs()->ud_no_dest_drops);
-    for (uint32_t qpn : qpns)
-        deliver_to(d, d, ud_receiver(d, qpn), sender, av, qkey, h, msg);
+    // Then each other VM with members, in port order, one at a time: a
+    // lower port that is busy ends the pass, and the next one takes it
+    // first (PassLocks), the ports already reached being skipped.
+    uint64_t ports = 0;
+    if (d.fabric && dest_qpn == kMcastQpn)
+        ports = d.fabric->mcast_ports(av.dgid, d.fabric_port) & ~sender.mcast_sent;
+    for (; ports; ports &= ports - 1) {
+        const auto port = static_cast<uint32_t>(std::countr_zero(ports));
+        const PeerDevice to = PeerDevice::of_port(d, port);
+        if (to.status() == PeerDevice::Status::busy)
+            return false;
+        if (to.status() != PeerDevice::Status::ok)
+            continue;
+        DeviceState& rd = to.state();
+        for (uint32_t qpn : find_mcast_destinations(rd, av.dgid, dest_qpn)) {
+            deliver_to(d, rd, ud_receiver(rd, qpn), sender, av, qkey, h, msg);
+            sender.mcast_sent |= uint64_t(1) << port;
+        }
+    }
+    if (!sender.mcast_sent)
+        count_in_reg(&d.regs()->ud_no_dest_drops);
+    return true;
 }
 
 } // namespace vrnic

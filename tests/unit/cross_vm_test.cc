@@ -6,6 +6,7 @@
 // leaves is a destination that no longer answers.
 #include "completion.h"
 #include "fake_driver.h"
+#include "mcast.h"
 #include "rdma_fabric.h"
 #include "shared_word.h"
 
@@ -310,6 +311,148 @@ TEST_F(CrossVm, ContendedPeerTakesLargeMessagesInSlices) {
     ASSERT_EQ(1u, c.size());
     EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
     EXPECT_TRUE(b->drv.check_pattern(dst_gpa, kMiB, 0x17));
+}
+
+// UD multicast across the fabric (14.6): a datagram to a group reaches the
+// members on every VM, each once, and what a VM detaches or takes away with
+// it no longer receives.
+class CrossVmMcast : public CrossVm {
+  protected:
+    static constexpr uint32_t kQkey = 0x77;
+    static constexpr uint8_t kGroup[16] = {0xff, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x4d, 1};
+
+    void SetUp() override {
+        CrossVm::SetUp();
+        ua = ud_member(*a);
+        for (auto& q : ub)
+            q = ud_member(*b);
+        vrnic_av av{};
+        memcpy(av.dgid, kGroup, 16);
+        av.hop_limit = 64;
+        av.vlan_id = VRNIC_VLAN_NONE;
+        ah_a = a->drv.create_ah(a->pd, av);
+        ah_b = b->drv.create_ah(b->pd, av);
+    }
+    struct Member {
+        QpInfo qp;
+        CqInfo cq;
+        uint64_t gpa = 0;
+        MrInfo mr;
+    };
+    // A UD QP with its own CQ and a 4 KiB receive buffer, in RTS.
+    static Member ud_member(Vm& vm) {
+        Member m;
+        m.cq = vm.drv.create_cq(0, 8);
+        QpOpts o;
+        o.qp_type = VRNIC_QPT_UD;
+        m.qp = vm.drv.create_qp(0, vm.pd, m.cq, m.cq, o);
+        vm.drv.activate(m.qp, Path{.qp_type = VRNIC_QPT_UD, .qkey = kQkey});
+        m.mr = vm.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &m.gpa);
+        return m;
+    }
+    static uint32_t mcast(Vm& vm, uint16_t op, const Member& m) {
+        vrnic_cmd_mcast c{};
+        c.qpn = m.qp.qpn;
+        memcpy(c.gid, kGroup, 16);
+        return vm.drv.cmd(op, &c, sizeof(c));
+    }
+    static void post(Vm& vm, Member& m, uint64_t wr_id) {
+        vm.drv.post_recv(m.qp, wr_id, {sge(m.mr, 0, 4096)});
+    }
+    // Posts a datagram of `len` bytes of `seed` from `from` to the group.
+    static void send(Vm& vm, Member& from, uint32_t ah, uint32_t len, uint8_t seed) {
+        MrInfo src = vm.buffer(len, VRNIC_ACCESS_LOCAL_WRITE, seed);
+        vm.drv.post_send(from.qp, ud_send(ah, kMcastQpn, kQkey, {sge(src, 0, len)}));
+    }
+    // What m received: one completion of `len` bytes of `seed` from `src_qpn`
+    // behind the GRH, or nothing when len is 0.
+    static void expect_received(Vm& vm, Member& m, uint32_t len, uint8_t seed, uint32_t src_qpn) {
+        auto c = vm.drv.poll_cq(m.cq);
+        if (!len) {
+            EXPECT_TRUE(c.empty());
+            return;
+        }
+        ASSERT_EQ(1u, c.size());
+        EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+        EXPECT_EQ(VRNIC_GRH_SIZE + len, c[0].byte_len);
+        EXPECT_EQ(src_qpn, c[0].src_qp);
+        EXPECT_EQ(0, memcmp(vm.drv.host(m.gpa + 24, 16), kGroup, 16));
+        EXPECT_TRUE(vm.drv.check_pattern(m.gpa + VRNIC_GRH_SIZE, len, seed));
+    }
+
+    Member ua, ub[2];
+    uint32_t ah_a = 0, ah_b = 0;
+};
+
+TEST_F(CrossVmMcast, DatagramReachesTheMembersOfEveryVm) {
+    Member sender = ud_member(*a); // not a member
+    ASSERT_EQ(0u, mcast(*a, VRNIC_CMD_ATTACH_MCAST, ua));
+    for (auto& q : ub)
+        ASSERT_EQ(0u, mcast(*b, VRNIC_CMD_ATTACH_MCAST, q));
+    post(*a, ua, 1);
+    for (auto& q : ub)
+        post(*b, q, 2);
+    send(*a, sender, ah_a, 900, 0x61);
+    a->drv.run();
+    auto sc = a->drv.poll_cq(sender.cq);
+    ASSERT_EQ(1u, sc.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, sc[0].status);
+    expect_received(*a, ua, 900, 0x61, sender.qp.qpn);
+    for (auto& q : ub)
+        expect_received(*b, q, 900, 0x61, sender.qp.qpn);
+    EXPECT_EQ(0u, load_acquire(&a->drv.regs()->ud_no_dest_drops));
+
+    // A member b detaches takes nothing more; the one it keeps does.
+    ASSERT_EQ(0u, mcast(*b, VRNIC_CMD_DETACH_MCAST, ub[0]));
+    post(*a, ua, 3);
+    for (auto& q : ub)
+        post(*b, q, 4);
+    send(*a, sender, ah_a, 300, 0x62);
+    a->drv.run();
+    ASSERT_EQ(VRNIC_WC_SUCCESS, a->drv.poll_cq(sender.cq).at(0).status);
+    expect_received(*a, ua, 300, 0x62, sender.qp.qpn);
+    expect_received(*b, ub[0], 0, 0, 0);
+    expect_received(*b, ub[1], 300, 0x62, sender.qp.qpn);
+
+    // A VM that left takes its members with it; the sender's own still
+    // receive, and with none left the datagram is a counted drop.
+    b.reset();
+    post(*a, ua, 5);
+    send(*a, sender, ah_a, 200, 0x63);
+    a->drv.run();
+    ASSERT_EQ(VRNIC_WC_SUCCESS, a->drv.poll_cq(sender.cq).at(0).status);
+    expect_received(*a, ua, 200, 0x63, sender.qp.qpn);
+    ASSERT_EQ(0u, mcast(*a, VRNIC_CMD_DETACH_MCAST, ua));
+    send(*a, sender, ah_a, 200, 0x64);
+    a->drv.run();
+    ASSERT_EQ(VRNIC_WC_SUCCESS, a->drv.poll_cq(sender.cq).at(0).status);
+    EXPECT_EQ(1u, load_acquire(&a->drv.regs()->ud_no_dest_drops));
+}
+
+// A pass that finds a member's lower port busy ends there; the next one
+// takes that port first and sends there, never twice to the members it
+// reached already.
+TEST_F(CrossVmMcast, BusyLowerPortGetsItsCopyOnceLater) {
+    ASSERT_EQ(0u, mcast(*a, VRNIC_CMD_ATTACH_MCAST, ua));
+    ASSERT_EQ(0u, mcast(*b, VRNIC_CMD_ATTACH_MCAST, ub[1]));
+    post(*a, ua, 1);
+    post(*b, ub[1], 2);
+    post(*b, ub[1], 3); // a second copy would land here
+    send(*b, ub[0], ah_b, 500, 0x71);
+    {
+        std::lock_guard<FifoLock> other(fabric.lock(0)); // port 0 is a
+        EXPECT_TRUE(b->drv.dev().poll_once());
+        EXPECT_EQ(0, b->drv.dev().state().want_peer);
+    }
+    EXPECT_TRUE(b->drv.poll_cq(ub[0].cq).empty()); // not complete yet
+    expect_received(*b, ub[1], 500, 0x71, ub[0].qp.qpn);
+    expect_received(*a, ua, 0, 0, 0);
+    b->drv.run();
+    auto sc = b->drv.poll_cq(ub[0].cq);
+    ASSERT_EQ(1u, sc.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, sc[0].status);
+    expect_received(*a, ua, 500, 0x71, ub[0].qp.qpn);
+    expect_received(*b, ub[1], 0, 0, 0);
 }
 
 } // namespace
