@@ -5,10 +5,12 @@
 // completions outstanding, SRQs (their fields at and past the limits, the
 // limit armed, destroyed while QPs use them), QPs on their own RQ or on an
 // SRQ through the whole MODIFY_QP state machine, AHs, GIDs, EQs, multicast
-// attach and detach (datagrams to the groups). Commands run one at a time or in
-// batches that wrap the ring, a byte of the next command may be corrupted, the producer index may
-// jump out of range (FATAL), and the driver may reset and start over. After
-// every step the model's memory must be within its bound (fuzz_memory.h).
+// attach and detach (datagrams to the groups), XRC domains, XRC SRQs and
+// both XRC QP types (initiators' messages naming any SRQ). Commands run one
+// at a time or in batches that wrap the ring, a byte of the next command
+// may be corrupted, the producer index may jump out of range (FATAL), and
+// the driver may reset and start over. After every step the model's memory
+// must be within its bound (fuzz_memory.h).
 #include "fuzz_memory.h"
 #include "fuzz_world.h"
 
@@ -31,10 +33,17 @@ struct QpObj : Obj {
 
 // What the harness knows exists, from command responses.
 struct Pools {
-    std::vector<Obj> uctx, pd, mr, cq, ah, eq, srq;
+    std::vector<Obj> uctx, pd, mr, cq, ah, eq, srq, xrcd;
     std::vector<QpObj> qp;
     void clear() { *this = Pools{}; }
 };
+
+// CREATE_QP's qp_type for a QP of type t (not the GSI QP's).
+uint8_t qp_type_of(QpType t) {
+    static constexpr uint8_t dev[kQpTypeCount] = {VRNIC_QPT_RC, VRNIC_QPT_UC, VRNIC_QPT_UD,
+                                                  VRNIC_QPT_XRC_INI, VRNIC_QPT_XRC_TGT};
+    return dev[size_t(t)];
+}
 
 class CmdFuzz {
   public:
@@ -136,8 +145,8 @@ class CmdFuzz {
         case 22:
             handle_cmd(c, VRNIC_CMD_DESTROY_EQ, pick(in, p_.eq));
             break;
-        case 23: { // queries, NOP and the SRQ commands
-            switch (in.below(6)) {
+        case 23: { // queries, NOP, the SRQ and the XRCD commands
+            switch (in.below(8)) {
             case 0:
                 c.hdr.opcode = VRNIC_CMD_NOP;
                 break;
@@ -153,6 +162,13 @@ class CmdFuzz {
                 break;
             case 4:
                 modify_srq(c, in);
+                break;
+            case 5:
+                c.hdr.opcode = VRNIC_CMD_ALLOC_XRCD;
+                c.alloc_xrcd.uctx = pick_uctx(in);
+                break;
+            case 6:
+                handle_cmd(c, VRNIC_CMD_DEALLOC_XRCD, pick(in, p_.xrcd));
                 break;
             default:
                 handle_cmd(c, VRNIC_CMD_DESTROY_SRQ, pick(in, p_.srq));
@@ -292,6 +308,12 @@ class CmdFuzz {
             break;
         case VRNIC_CMD_DESTROY_SRQ:
             forget(p_.srq, req.handle.handle);
+            break;
+        case VRNIC_CMD_ALLOC_XRCD:
+            p_.xrcd.push_back({r.alloc_xrcd_resp.xrcd, req.alloc_xrcd.uctx, 0, 0});
+            break;
+        case VRNIC_CMD_DEALLOC_XRCD:
+            forget(p_.xrcd, req.handle.handle);
             break;
         case VRNIC_CMD_CREATE_AH:
             p_.ah.push_back({r.create_ah_resp.ah, 0, 0, 0});
@@ -473,7 +495,7 @@ class CmdFuzz {
         q.uctx = pick_uctx(in);
         q.pd = pick_in(in, p_.pd, q.uctx);
         const uint8_t t = in.u8();
-        q.qp_type = t >= 0xf0   ? t % 8
+        q.qp_type = t >= 0xf0   ? t % 12 // XRC too, and invalid types
                     : t >= 0xc0 ? (t & 2 ? VRNIC_QPT_UD : VRNIC_QPT_UC)
                                 : VRNIC_QPT_RC;
         q.flags = t & 1 ? VRNIC_QP_F_SQ_SIG_ALL : 0;
@@ -495,8 +517,8 @@ class CmdFuzz {
         q.max_send_sge = uint16_t(std::min(VRNIC_SQ_MAX_SGE(sq_shift), 16u) + (lim & 1));
         q.max_recv_sge = uint16_t(std::min(VRNIC_RQ_MAX_SGE(rq_shift), 16u) + ((lim >> 1) & 1));
         q.max_inline = std::min(VRNIC_SQ_MAX_INLINE(sq_shift), 256u) + ((lim >> 2) & 1);
-        if (lim >= 0xf8)
-            q.xrcd = 1;
+        if (lim >= 0xf8 || q.qp_type == VRNIC_QPT_XRC_TGT)
+            q.xrcd = pick(in, p_.xrcd);
         if (on_srq && !(lim & 0x30)) { // the RQ fields as an SRQ wants them, mostly
             q.rq_addr = 0;
             q.rq_log_depth = q.rq_wqe_shift = 0;
@@ -518,6 +540,10 @@ class CmdFuzz {
         q.max_sge = uint16_t(std::min(VRNIC_RQ_MAX_SGE(shift), 16u) - (lim & 3) + ((lim >> 2) & 1));
         const uint32_t depth = q.log_depth < 32 ? 1u << q.log_depth : 0;
         q.srq_limit = lim >= 0xf0 ? in.u32() : (lim >> 3) % (depth + 1);
+        if (in.u8() >= 0xc0) { // an XRC SRQ: a domain and a CQ of its own
+            q.xrcd = pick(in, p_.xrcd);
+            q.cqn = pick_in(in, p_.cq, q.uctx);
+        }
     }
 
     void modify_srq(vrnic_cmd& c, Input& in) {
@@ -543,9 +569,7 @@ class CmdFuzz {
         const uint8_t to = m < 128 && cur < 7 ? next[cur] : m % 8;
         Path p = fuzz_path();
         if (qp) // the attributes its type takes
-            p.qp_type = qp->type == QpType::ud   ? VRNIC_QPT_UD
-                        : qp->type == QpType::uc ? VRNIC_QPT_UC
-                                                 : VRNIC_QPT_RC;
+            p.qp_type = qp_type_of(qp->type);
         p.dest_qpn = pick(in, p_.qp);
         const uint8_t a = in.u8();
         p.access = a & VRNIC_ACCESS_ALL;
@@ -704,6 +728,8 @@ class CmdFuzz {
         QpObj* q = pick_obj(in, p_.qp);
         if (!q || q->sq_log > 12 || q->sq_shift < 6 || q->sq_shift > 11)
             return;
+        const Qp* qp = w_.objects().qps.find(q->h);
+        const bool xrc_ini = qp && qp->type == QpType::xrc_ini;
         const uint8_t m = in.u8();
         const uint32_t n = 1 + m % 8;
         for (uint32_t k = 0; k < n; k++) {
@@ -715,6 +741,8 @@ class CmdFuzz {
                 h.ud.ah = pick(in, p_.ah);
                 h.ud.remote_qpn = m & 0x80 ? pick(in, p_.qp) : k & 4 ? VRNIC_QPN_MASK : k & 1;
                 h.ud.remote_qkey = k & 2 ? VRNIC_QKEY_USE_QP : 0x1234;
+            } else if (xrc_ini) { // the remote XRC SRQ: any SRQ, stale or raw
+                h.rdma.xrc_srqn = pick(in, p_.srq);
             }
             const uint64_t at = ring_slot(q->sq, q->sq_log, 1u << q->sq_shift, q->sq_pi);
             if (uint8_t* p = w_.host(at, sizeof(h)))

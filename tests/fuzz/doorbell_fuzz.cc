@@ -1,10 +1,10 @@
 // libFuzzer target vrnic_fuzz_doorbell: the doorbell pages. Every SQ, RQ
-// and SRQ slot of the scene's QPs holds a valid WQE, so a producer index is
-// all the input moves: SQ/RQ/SRQ producer indices (next, a ring ahead, a ring and more,
-// behind, stale after a QP was recreated, raw), CQ consumer indices and arm
-// words, completion-EQ and async-EQ consumer indices, and words in any slot
-// of any doorbell page, including other contexts' objects, free slots, the
-// status slot and pages no context owns.
+// and SRQ slot of the scene's QPs holds a valid WQE (the XRC initiator's
+// naming the XRC SRQ), so a producer index is all the input moves: SQ/RQ/SRQ producer indices
+// (next, a ring ahead, a ring and more, behind, stale after a QP was recreated, raw), CQ consumer
+// indices and arm words, completion-EQ and async-EQ consumer indices, and words in any slot of any
+// doorbell page, including other contexts' objects, free slots, the status slot and pages no
+// context owns.
 #include "fuzz_scene.h"
 
 using namespace vrnic;
@@ -13,9 +13,11 @@ using namespace vrnic::fuzz;
 namespace {
 
 // The MR each QP's prefilled WQEs use (Scene::mrs): its own PD's.
-constexpr unsigned kHomeMr[Scene::kAllQps] = {0, 0, 0, 5, 6, 0, 0, 0, 5, 0, 0};
+constexpr unsigned kHomeMr[Scene::kAllQps] = {0, 0, 0, 5, 6, 0, 0, 0, 5, 0, 0, 0};
+// The MR of the XRC SRQ's PD, which the initiator's messages aim at.
+constexpr unsigned kXrcSrqMr = 6;
 // The AH a UD QP's prefilled datagrams go through (Scene::ahs): its PD's.
-constexpr unsigned kHomeAh[Scene::kAllQps] = {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0};
+constexpr unsigned kHomeAh[Scene::kAllQps] = {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0};
 
 // A one-SGE receive into `mr`.
 struct OneSgeRecv {
@@ -34,9 +36,12 @@ OneSgeRecv one_sge_recv(uint64_t wr_id, const MrInfo& mr) {
 // seven; on a UD QP datagrams to both UD QPs, every eighth a WRITE) and
 // every RQ and SRQ slot with a one-SGE receive.
 void prefill(World& w, const Scene& s) {
-    for (uint32_t k = 0; k < (1u << s.srq.log_depth); k++) {
-        const OneSgeRecv r = one_sge_recv(2000 + k, s.mrs[0]);
-        w.put(s.srq.ring + (uint64_t(k) << s.srq.wqe_shift), &r, sizeof(r));
+    for (const SrqInfo* q : {&s.srq, &s.xsrq}) {
+        const MrInfo& mr = s.mrs[q == &s.srq ? 0 : kXrcSrqMr]; // of the SRQ's PD
+        for (uint32_t k = 0; k < (1u << q->log_depth); k++) {
+            const OneSgeRecv r = one_sge_recv(2000 + k, mr);
+            w.put(q->ring + (uint64_t(k) << q->wqe_shift), &r, sizeof(r));
+        }
     }
     for (unsigned i = 0; i < Scene::kAllQps; i++) {
         const QpRef& q = s.qp(i);
@@ -63,6 +68,13 @@ void prefill(World& w, const Scene& s) {
             if (q.path.qp_type == VRNIC_QPT_UD) {
                 h->opcode = k % 8 == 7 ? VRNIC_WR_RDMA_WRITE : uint8_t(VRNIC_WR_SEND + k % 2);
                 h->ud = {s.ahs[kHomeAh[i]], s.qps[7 + k % 2].qpn, Scene::kQkey, 0};
+            }
+            if (q.path.qp_type == VRNIC_QPT_XRC_INI) {
+                // The responder's MR: one of the XRC SRQ's PD.
+                const MrInfo& far = s.mrs[kXrcSrqMr];
+                h->rdma.rkey = far.lkey; // atomic.rkey and .xrc_srqn are the same words
+                h->rdma.remote_addr += far.iova - mr.iova;
+                h->rdma.xrc_srqn = s.xsrq.srqn;
             }
             w.put(q.sq + (uint64_t(k) << q.sq_shift), buf, 1u << q.sq_shift);
         }
@@ -92,7 +104,7 @@ uint32_t index_near(Input& in, uint32_t base, uint32_t depth) {
 void qp_index(World& w, Scene& s, Input& in, bool sq) {
     if (!sq && in.below(Scene::kQps + 1) == Scene::kQps) { // the SRQ's
         const Srq* srq = w.objects().srqs.find(s.srq.srqn);
-        store_release(&s.srq_db()->pi, index_near(in, srq->wq.ci, 1u << s.srq.log_depth));
+        store_release(&s.srq_db(s.srq)->pi, index_near(in, srq->wq.ci, 1u << s.srq.log_depth));
         return;
     }
     const QpRef& q = sq ? s.qp(in.below(Scene::kAllQps)) : s.qps[in.below(Scene::kQps)];

@@ -4,8 +4,10 @@
 // list, a physical MR), five RC QPs: a connected pair with different WQE
 // strides and limits, and three loopback QPs, one per context; a connected
 // UC pair; two UD QPs (a user and a kernel one) and AHs for them (to the
-// device's GID, to a GID it does not have, of another PD); and an SRQ
-// (limit armed) that a second connected pair of RC QPs receives from.
+// device's GID, to a GID it does not have, of another PD); an SRQ (limit
+// armed) that a second connected pair of RC QPs receives from; and an XRC
+// initiator connected to a target of the kernel's XRC domain, whose
+// messages land in that domain's XRC SRQ of another context.
 #pragma once
 
 #include "fuzz_world.h"
@@ -24,8 +26,9 @@ class Scene {
   public:
     static constexpr unsigned kQps = 9, kCqs = 4;
     static constexpr uint32_t kQkey = 0x1234;
-    // The SRQ's QPs come after the nine: qp(kQps), qp(kQps + 1).
-    static constexpr unsigned kSrqQps = 2, kAllQps = kQps + kSrqQps;
+    // The SRQ's QPs come after the nine: qp(kQps), qp(kQps + 1); then the
+    // XRC initiator, qp(kXrcIni). The XRC target has no rings to post to.
+    static constexpr unsigned kSrqQps = 2, kXrcIni = kQps + kSrqQps, kAllQps = kXrcIni + 1;
 
     // Builds everything on a freshly reset World.
     void build(World& w) {
@@ -107,13 +110,7 @@ class Scene {
         ahs[2] = ah(pdk, kGid);
         ahs[3] = ah(pdb, kGid);
 
-        vrnic_cmd_create_srq c{};
-        c.uctx = u1;
-        c.pd = pda;
-        c.ring_addr = ring(0x2c);
-        c.log_depth = 4;
-        c.wqe_shift = 6;
-        c.max_sge = 3;
+        vrnic_cmd_create_srq c = srq_req(u1, pda, 0x2c);
         c.srq_limit = 4;
         must(w.create_srq(c, &srq));
         for (uint32_t i = 0; i < kSrqQps; i++) {
@@ -127,11 +124,12 @@ class Scene {
         srq_qps[1].path.rnr_retry = 3;
         for (QpRef& q : srq_qps)
             w.connect(q.qpn, q.path);
+        build_xrc(u2, pdc, pda);
     }
 
     // QP i of all kAllQps.
-    QpRef& qp(unsigned i) { return i < kQps ? qps[i] : srq_qps[i - kQps]; }
-    const QpRef& qp(unsigned i) const { return i < kQps ? qps[i] : srq_qps[i - kQps]; }
+    QpRef& qp(unsigned i) { return i < kQps ? qps[i] : i < kXrcIni ? srq_qps[i - kQps] : xrc_ini; }
+    const QpRef& qp(unsigned i) const { return const_cast<Scene*>(this)->qp(i); }
 
     // Destroys QP i and creates it again: a new QPN in the same doorbell
     // slot, its peer now pointing at a QPN that is gone.
@@ -216,7 +214,7 @@ class Scene {
     static uint64_t ring(uint64_t page4k) { return kRings + page4k * 4096; }
 
     vrnic_db_qp* qp_db(const QpInfo& q) const { return &w_->slot(q.db_page, q.db_slot)->qp; }
-    vrnic_db_srq* srq_db() const { return &w_->slot(srq.db_page, srq.db_slot)->srq; }
+    vrnic_db_srq* srq_db(const SrqInfo& q) const { return &w_->slot(q.db_page, q.db_slot)->srq; }
     vrnic_db_cq* cq_db(const CqInfo& c) const { return &w_->slot(c.db_page, c.db_slot)->cq; }
 
     static constexpr unsigned kAhs = 4;
@@ -227,6 +225,8 @@ class Scene {
     QpRef qps[kQps] = {};
     SrqInfo srq;
     QpRef srq_qps[kSrqQps] = {};
+    SrqInfo xsrq; // the XRC SRQ
+    QpRef xrc_ini, xrc_tgt;
 
   private:
     // A QP's context, PD, CQs, first ring page (its RQ on the page after
@@ -235,6 +235,69 @@ class Scene {
         uint32_t uctx, pd, send_cq, recv_cq, at;
         QpOpts opts;
     };
+
+    // An SRQ of 16 WQEs of up to 3 SGEs, its ring at ring page `page`.
+    static vrnic_cmd_create_srq srq_req(uint32_t uctx, uint32_t pd, uint64_t page) {
+        vrnic_cmd_create_srq c{};
+        c.uctx = uctx;
+        c.pd = pd;
+        c.ring_addr = ring(page);
+        c.log_depth = 4;
+        c.wqe_shift = 6;
+        c.max_sge = 3;
+        return c;
+    }
+
+    // The kernel's XRC domain; its XRC SRQ, of context `srq_uctx` (PD
+    // `srq_pd`), completing on cqs[3]; a target in it, and an initiator of
+    // the first context (PD `ini_pd`) connected to the target.
+    void build_xrc(uint32_t srq_uctx, uint32_t srq_pd, uint32_t ini_pd) {
+        vrnic_cmd_alloc_xrcd x{};
+        vrnic_cmd r;
+        must(w_->cmd(VRNIC_CMD_ALLOC_XRCD, &x, sizeof(x), &r));
+        const uint32_t xrcd = r.alloc_xrcd_resp.xrcd;
+        vrnic_cmd_create_srq c = srq_req(srq_uctx, srq_pd, 0x30);
+        c.xrcd = xrcd;
+        c.cqn = cqs[3].cqn;
+        must(w_->create_srq(c, &xsrq));
+
+        vrnic_cmd_create_qp q{};
+        q.qp_type = VRNIC_QPT_XRC_TGT;
+        q.xrcd = xrcd;
+        must(w_->cmd(VRNIC_CMD_CREATE_QP, &q, sizeof(q), &r));
+        xrc_tgt = QpRef{};
+        xrc_tgt.qpn = r.create_qp_resp.qpn;
+
+        q = vrnic_cmd_create_qp{};
+        q.uctx = qps[0].uctx;
+        q.pd = ini_pd;
+        q.qp_type = VRNIC_QPT_XRC_INI;
+        q.send_cqn = cqs[1].cqn;
+        q.sq_addr = ring(0x2f);
+        q.sq_log_depth = 4;
+        q.sq_wqe_shift = 7;
+        q.max_send_sge = 5;
+        q.max_inline = 64;
+        must(w_->cmd(VRNIC_CMD_CREATE_QP, &q, sizeof(q), &r));
+        xrc_ini = QpRef{};
+        xrc_ini.qpn = r.create_qp_resp.qpn;
+        xrc_ini.db_slot = r.create_qp_resp.db_slot;
+        xrc_ini.uctx = q.uctx;
+        xrc_ini.db_page = qps[0].db_page;
+        xrc_ini.pd = ini_pd;
+        xrc_ini.sq = q.sq_addr;
+        xrc_ini.sq_log = q.sq_log_depth;
+        xrc_ini.sq_shift = q.sq_wqe_shift;
+        xrc_ini.max_send_sge = q.max_send_sge;
+        xrc_ini.max_inline = q.max_inline;
+
+        xrc_ini.path.qp_type = VRNIC_QPT_XRC_INI;
+        xrc_ini.path.dest_qpn = xrc_tgt.qpn;
+        xrc_tgt.path.qp_type = VRNIC_QPT_XRC_TGT;
+        xrc_tgt.path.dest_qpn = xrc_ini.qpn;
+        must(w_->connect(xrc_tgt.qpn, xrc_tgt.path));
+        must(w_->connect(xrc_ini.qpn, xrc_ini.path));
+    }
 
     void create_qp(uint32_t i) {
         const Spec& s = specs_[i];

@@ -2,10 +2,12 @@
 // rings. Send WQEs of every opcode (and invalid ones), with SGE lists or
 // inline data, keys and addresses aimed at the scene's MRs (inside, at the
 // edges, past the end, the wrong PD, stale keys) or raw; receive WQEs
-// likewise, into RQs and the SRQ (with its limit re-armed and its producer
-// index sometimes past the ring); between connected pairs of QPs (one pair
-// on the SRQ) and on loopback QPs (RC), a UC pair, and UD QPs (the AH,
-// remote QPN and qkey of each datagram aimed at the scene's or raw), with
+// likewise, into RQs and the SRQs (with their limit re-armed and their
+// producer index sometimes past the ring); between connected pairs of QPs
+// (one pair on the SRQ) and on loopback QPs (RC), a UC pair, UD QPs (the
+// AH, remote QPN and qkey of each datagram aimed at the scene's or raw) and
+// an XRC initiator (the XRC SRQ each message names: the scene's, the
+// ordinary SRQ, or raw), with
 // CQ consumption and arming, RNR timer steps and QP state changes in
 // between.
 #include "fuzz_scene.h"
@@ -130,6 +132,10 @@ void post_send(World& w, Scene& s, Input& in) {
                 h->rdma.remote_addr = r.addr;
                 h->rdma.rkey = r.key;
             }
+            if (q.path.qp_type == VRNIC_QPT_XRC_INI) { // atomic.xrc_srqn is the same word
+                const uint8_t x = in.u8();
+                h->rdma.xrc_srqn = x < 0xc0 ? s.xsrq.srqn : x < 0xf0 ? s.srq.srqn : in.u32();
+            }
             uint8_t* body = buf + VRNIC_SEND_WQE_HDR_SIZE;
             if (h->flags & VRNIC_WQE_F_INLINE) {
                 auto* ih = reinterpret_cast<vrnic_inline_hdr*>(body);
@@ -165,20 +171,20 @@ void recv_wqe(Input& in, const Scene& s, uint8_t* buf, uint32_t stride, uint64_t
         g[i] = sge(in, s);
 }
 
-// Receives into the SRQ, as a provider posts them (only into free slots by
+// Receives into SRQ q, as a provider posts them (only into free slots by
 // the ci the device publishes), sometimes re-arming the limit, and now and
 // then a producer index past the ring.
-void post_srq(World& w, Scene& s, Input& in) {
-    SrqInfo& q = s.srq;
+void post_srq(World& w, Scene& s, SrqInfo& q, Input& in) {
+    vrnic_db_srq* db = s.srq_db(q);
     const uint8_t m = in.u8();
     if (m >= 0xfc) {
-        q.pi = load_acquire(&s.srq_db()->ci) + (1u << q.log_depth) + 1 + in.u8();
-        store_release(&s.srq_db()->pi, q.pi);
+        q.pi = load_acquire(&db->ci) + (1u << q.log_depth) + 1 + in.u8();
+        store_release(&db->pi, q.pi);
         return;
     }
     if (m & 0x80)
         w.modify_srq(q.srqn, VRNIC_SRQ_ATTR_LIMIT, m % (1u << q.log_depth));
-    const uint32_t ci = load_acquire(&s.srq_db()->ci);
+    const uint32_t ci = load_acquire(&db->ci);
     if (ring_used(q.pi, ci) > (1u << q.log_depth))
         q.pi = ci; // after an invalid index: start again from the device's
     const uint32_t stride = 1u << q.wqe_shift;
@@ -189,13 +195,13 @@ void post_srq(World& w, Scene& s, Input& in) {
         w.put(ring_slot(q.ring, q.log_depth, stride, q.pi), buf, stride);
         q.pi++;
     }
-    store_release(&s.srq_db()->pi, q.pi);
+    store_release(&db->pi, q.pi);
 }
 
 void post_recv(World& w, Scene& s, Input& in) {
-    const unsigned qi = in.below(Scene::kQps + 1);
-    if (qi == Scene::kQps) {
-        post_srq(w, s, in);
+    const unsigned qi = in.below(Scene::kQps + 2);
+    if (qi >= Scene::kQps) {
+        post_srq(w, s, qi == Scene::kQps ? s.srq : s.xsrq, in);
         return;
     }
     QpRef& q = s.qps[qi];
