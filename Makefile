@@ -120,8 +120,9 @@ check-faults:
 
 # Two, then three guests on one model: ping and 8 MiB over TCP between them
 # over the vrnic netdevs; RDMA between two (rdma-core's tools, perftest,
-# rping, a guest that leaves) and the two-guest kselftest programs of make
-# kselftest (fabric_rdma, fabric_rmmod); see tests/integration/fabric/run.
+# rping, mckey, a guest stopped, a guest killed and a new one joining) and
+# the two-guest kselftest programs of make kselftest (fabric_rdma,
+# fabric_rmmod); see tests/integration/fabric/run.
 check-fabric:
 	tests/integration/fabric/run
 
