@@ -35,6 +35,10 @@ CmdResult cmd_set_gid(DeviceState& d, const vrnic_cmd& in, vrnic_cmd&) {
         CMD_FAIL(VRNIC_CMD_STATUS_UNSUPPORTED, "only RoCE v2 GIDs");
     if (g.vlan_id != VRNIC_VLAN_NONE && g.vlan_id > 4095)
         CMD_FAIL(VRNIC_CMD_STATUS_BAD_PARAM, "bad vlan_id");
+    // Else a VM could receive what is sent to another one's GID, and send
+    // with it as its source.
+    if (d.fabric && !d.fabric->claim_gid(d.fabric_port, g.gid))
+        CMD_FAIL(VRNIC_CMD_STATUS_BUSY, "GID of another VM's device");
     e.valid = true;
     memcpy(e.gid, g.gid, sizeof(e.gid));
     return gids_changed(d);

@@ -4,6 +4,7 @@
 #include "destination.h"
 #include "device.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace vrnic {
@@ -48,6 +49,17 @@ int RdmaFabric::port_of(const uint8_t (&gid)[16], uint32_t self) const {
                 return static_cast<int>(p);
     }
     return -1;
+}
+
+bool RdmaFabric::claim_gid(uint32_t port, const uint8_t (&gid)[16]) {
+    std::array<uint8_t, 16> g;
+    memcpy(g.data(), gid, g.size());
+    std::lock_guard<std::mutex> l(dir_mu_);
+    for (uint32_t p = 0; p < gids_.size(); p++)
+        if (p != port && std::find(gids_[p].begin(), gids_[p].end(), g) != gids_[p].end())
+            return false;
+    gids_[port].push_back(g);
+    return true;
 }
 
 void RdmaFabric::publish_mcast(uint32_t port, const McastTable& groups) {

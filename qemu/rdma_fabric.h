@@ -36,6 +36,9 @@ class RdmaFabric {
     void publish_gids(uint32_t port, const std::vector<GidEntry>& gids);
     // The port other than `self` whose device has `gid`, or -1.
     int port_of(const uint8_t (&gid)[16], uint32_t self) const;
+    // Takes `gid` for `port` at once, unless another port's device has it:
+    // a GID names one VM, as an address does one host.
+    bool claim_gid(uint32_t port, const uint8_t (&gid)[16]);
     // The device's multicast groups changed (attach, detach, QP destroy,
     // reset): what mcast_ports() finds.
     void publish_mcast(uint32_t port, const McastTable& groups);

@@ -24,8 +24,7 @@ constexpr uint32_t kLen = 16384;
 struct Side {
     Side(RdmaFabric& f, uint32_t port, const uint8_t* gid) {
         drv.dev().join_fabric(&f, port);
-        drv.bring_up();
-        EXPECT_EQ(0u, drv.set_gid(0, gid));
+        drv.bring_up(4, 8, true, gid); // each VM its own GID: a GID names one VM
         pd = drv.create_pd(0);
         cq = drv.create_cq(0, 8);
         buf = drv.alloc(uint64_t(kLen) * kWrites);

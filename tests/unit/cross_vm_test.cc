@@ -29,8 +29,7 @@ constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
 struct Vm {
     explicit Vm(RdmaFabric& f, uint32_t port, const uint8_t* gid) {
         drv.dev().join_fabric(&f, port);
-        drv.bring_up();
-        EXPECT_EQ(0u, drv.set_gid(0, gid));
+        drv.bring_up(4, 8, true, gid); // each VM its own GID: a GID names one VM
         pd = drv.create_pd(0);
         cq = drv.create_cq(0, 8);
     }
@@ -311,6 +310,27 @@ TEST_F(CrossVm, ContendedPeerTakesLargeMessagesInSlices) {
     ASSERT_EQ(1u, c.size());
     EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
     EXPECT_TRUE(b->drv.check_pattern(dst_gpa, kMiB, 0x17));
+}
+
+// A GID names one VM: another VM's device cannot take it (it would receive
+// what is sent to it and send with it as its source) until it is given up.
+TEST_F(CrossVm, GidOfAnotherVmIsRefused) {
+    EXPECT_EQ(uint32_t(VRNIC_CMD_STATUS_BUSY), b->drv.set_gid(1, kGid));
+    EXPECT_EQ(0u, b->drv.set_gid(1, kGid2)); // its own, at another index
+    // What a sends to kGid2 reaches b as before.
+    MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x5a);
+    uint64_t dst_gpa;
+    MrInfo dst = b->buffer(64, kRw, 0, &dst_gpa);
+    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
+    EXPECT_TRUE(b->drv.check_pattern(dst_gpa, 64, 0x5a));
+
+    vrnic_cmd_set_gid del{}; // a deletes its GID: now b may take it
+    EXPECT_EQ(0u, a->drv.cmd(VRNIC_CMD_SET_GID, &del, sizeof(del)));
+    EXPECT_EQ(0u, b->drv.set_gid(2, kGid));
+    EXPECT_EQ(uint32_t(VRNIC_CMD_STATUS_BUSY), a->drv.set_gid(0, kGid));
+    b.reset(); // and a VM that leaves gives up its GIDs
+    EXPECT_EQ(0u, a->drv.set_gid(0, kGid));
 }
 
 // UD multicast across the fabric (14.6): a datagram to a group reaches the

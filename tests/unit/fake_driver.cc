@@ -31,7 +31,7 @@ void FakeDriver::reset() {
     ASSERT_TRUE(GuestDriver::reset()) << "reset not acked";
 }
 
-void FakeDriver::bring_up(uint32_t cmdq_log, uint32_t aeq_log, bool eth) {
+void FakeDriver::bring_up(uint32_t cmdq_log, uint32_t aeq_log, bool eth, const uint8_t* gid) {
     ASSERT_EQ(VRNIC_SIGNATURE, regs()->signature);
     ASSERT_TRUE(regs()->device_status & VRNIC_DEV_STATUS_READY);
     reset();
@@ -49,8 +49,7 @@ void FakeDriver::bring_up(uint32_t cmdq_log, uint32_t aeq_log, bool eth) {
     }
     comp_eqn_ = 0;
     ASSERT_TRUE(driver_ok(r)) << "device refused the rings";
-    // The RDMA core adds the port's GID before any QP connects.
-    ASSERT_EQ(0u, set_gid(0));
+    ASSERT_EQ(0u, set_gid(0, gid));
 }
 
 uint32_t FakeDriver::cmd(vrnic_cmd& c) {

@@ -23,7 +23,9 @@ class FakeDriver : public GuestDriver {
 
     // ---- bring-up and commands ---------------------------------------------
     void reset();
-    void bring_up(uint32_t cmdq_log = 4, uint32_t aeq_log = 8, bool eth = true);
+    // `gid`: the port's GID, which the RDMA core adds before any QP connects.
+    void bring_up(uint32_t cmdq_log = 4, uint32_t aeq_log = 8, bool eth = true,
+                  const uint8_t* gid = kGid);
     uint32_t cmd(vrnic_cmd& c);
     uint32_t cmd(uint16_t opcode, const void* req = nullptr, size_t len = 0,
                  vrnic_cmd* resp = nullptr);
