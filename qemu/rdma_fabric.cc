@@ -4,7 +4,7 @@
 #include "destination.h"
 #include "device.h"
 
-#include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace vrnic {
@@ -39,26 +39,37 @@ void RdmaFabric::publish_gids(uint32_t port, const std::vector<GidEntry>& gids) 
     gids_[port] = std::move(valid);
 }
 
-int RdmaFabric::port_of(const uint8_t (&gid)[16], uint32_t self) const {
-    std::lock_guard<std::mutex> g(dir_mu_);
-    for (uint32_t p = 0; p < gids_.size(); p++) {
+namespace {
+
+// The ports other than `self` whose entry of a per-port directory table
+// holds `gid`, a bit each (ports < RdmaFabric::kMaxPorts); under dir_mu_.
+uint64_t holders(const std::vector<std::vector<std::array<uint8_t, 16>>>& table,
+                 const uint8_t (&gid)[16], uint32_t self) {
+    uint64_t ports = 0;
+    for (uint32_t p = 0; p < table.size(); p++) {
         if (p == self)
             continue;
-        for (const auto& e : gids_[p])
+        for (const auto& e : table[p])
             if (!memcmp(e.data(), gid, e.size()))
-                return static_cast<int>(p);
+                ports |= uint64_t(1) << p;
     }
-    return -1;
+    return ports;
+}
+
+} // namespace
+
+int RdmaFabric::port_of(const uint8_t (&gid)[16], uint32_t self) const {
+    std::lock_guard<std::mutex> g(dir_mu_);
+    const uint64_t ports = holders(gids_, gid, self);
+    return ports ? std::countr_zero(ports) : -1;
 }
 
 bool RdmaFabric::claim_gid(uint32_t port, const uint8_t (&gid)[16]) {
-    std::array<uint8_t, 16> g;
-    memcpy(g.data(), gid, g.size());
     std::lock_guard<std::mutex> l(dir_mu_);
-    for (uint32_t p = 0; p < gids_.size(); p++)
-        if (p != port && std::find(gids_[p].begin(), gids_[p].end(), g) != gids_[p].end())
-            return false;
-    gids_[port].push_back(g);
+    if (holders(gids_, gid, port))
+        return false;
+    std::array<uint8_t, 16>& g = gids_[port].emplace_back();
+    memcpy(g.data(), gid, g.size());
     return true;
 }
 
@@ -69,16 +80,8 @@ void RdmaFabric::publish_mcast(uint32_t port, const McastTable& groups) {
 }
 
 uint64_t RdmaFabric::mcast_ports(const uint8_t (&gid)[16], uint32_t self) const {
-    uint64_t ports = 0;
     std::lock_guard<std::mutex> g(dir_mu_);
-    for (uint32_t p = 0; p < mcast_.size(); p++) {
-        if (p == self)
-            continue;
-        for (const auto& e : mcast_[p])
-            if (!memcmp(e.data(), gid, e.size()))
-                ports |= uint64_t(1) << p;
-    }
-    return ports;
+    return holders(mcast_, gid, self);
 }
 
 PassLocks::PassLocks(DeviceState& d) : d_(d) {
