@@ -91,17 +91,24 @@ uint64_t own_bit(const DeviceState& d) {
     return uint64_t(1) << (d.fabric ? d.fabric_port : 0);
 }
 
+// The other VMs with members of the group av's dgid names that `sender`'s
+// datagram has not reached yet, a bit each.
+uint64_t other_vms_to_reach(const DeviceState& d, const Qp& sender, const vrnic_av& av,
+                            uint32_t dest_qpn) {
+    if (!d.fabric || dest_qpn != kMcastQpn)
+        return 0;
+    return d.fabric->mcast_ports(av.dgid, d.fabric_port) & ~sender.mcast_sent;
+}
+
 } // namespace
 
 uint64_t ud_copies(const DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn) {
     if (!gid_is_mcast(av.dgid))
         return 1;
-    uint64_t copies = 0, ports = 0;
+    uint64_t copies = std::popcount(other_vms_to_reach(d, sender, av, dest_qpn));
     if (!(sender.mcast_sent & own_bit(d)))
-        copies = find_mcast_destinations(d, av.dgid, dest_qpn).size();
-    if (d.fabric && dest_qpn == kMcastQpn)
-        ports = d.fabric->mcast_ports(av.dgid, d.fabric_port) & ~sender.mcast_sent;
-    return std::max<uint64_t>(copies + std::popcount(ports), 1);
+        copies += find_mcast_destinations(d, av.dgid, dest_qpn).size();
+    return std::max<uint64_t>(copies, 1);
 }
 
 void ud_deliver(DeviceState& d, const PeerDevice& to, const Qp& sender, const vrnic_av& av,
@@ -125,10 +132,7 @@ bool ud_deliver_mcast(DeviceState& d, Qp& sender, const vrnic_av& av, uint32_t d
     // Then each other VM with members, in port order, one at a time: a
     // lower port that is busy ends the pass, and the next one takes it
     // first (PassLocks), the ports already reached being skipped.
-    uint64_t ports = 0;
-    if (d.fabric && dest_qpn == kMcastQpn)
-        ports = d.fabric->mcast_ports(av.dgid, d.fabric_port) & ~sender.mcast_sent;
-    for (; ports; ports &= ports - 1) {
+    for (uint64_t ports = other_vms_to_reach(d, sender, av, dest_qpn); ports; ports &= ports - 1) {
         const auto port = static_cast<uint32_t>(std::countr_zero(ports));
         const PeerDevice to = PeerDevice::of_port(d, port);
         if (to.status() == PeerDevice::Status::busy)
