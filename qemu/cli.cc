@@ -8,7 +8,7 @@ namespace vrnic {
 
 const char* cli_usage() {
     return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
-           "                   [--vm PATH,FILE,BYTES]... [--mtu N]\n"
+           "                   [--vm PATH,FILE,BYTES]... [--mtu N] [--uplink PATH]\n"
            "                   [--bar2-size BYTES] [--idle-us N] [--spin-us N] [-v]...\n"
            "       vrnic-model --vm PATH,FILE,BYTES [--vm PATH,FILE,BYTES]... [options]\n"
            "\n"
@@ -23,12 +23,18 @@ const char* cli_usage() {
            "52:54:00:56:52:0N (N = 1, 2, ... in order) and thread, the Ethernet\n"
            "functions joined by a learning switch.\n"
            "\n"
+           "With --uplink, the switch has one more port for stations that are not\n"
+           "VMs of this model: a peer on the UNIX socket PATH that speaks QEMU's\n"
+           "stream netdev protocol, such as another QEMU's NIC on\n"
+           "-netdev stream,id=n,server=off,addr.type=unix,addr.path=PATH.\n"
+           "\n"
            "  --socket PATH          UNIX socket to listen on (replaced if stale)\n"
            "  --guest-mem FILE       the guest RAM file, or - for the connecting QEMU's\n"
            "  --guest-mem-size BYTES guest RAM size (suffix K, M or G allowed)\n"
            "  --vm PATH,FILE,BYTES   one more VM: its socket, RAM file (or -) and RAM size\n"
            "  --mtu N                Ethernet MTU limit of every port, 68..9000\n"
            "                         (default 9000)\n"
+           "  --uplink PATH          the switch's uplink: a UNIX socket to listen on\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
            "  --idle-us N            poll this long without work before sleeping\n"
            "                         (the guest must then kick; default 2)\n"
@@ -147,6 +153,9 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
                 return CliResult::error;
             }
             o->mtu = static_cast<uint32_t>(mtu);
+        } else if (a == "--uplink") {
+            if (!value(&o->uplink))
+                return CliResult::error;
         } else if (a == "--bar2-size") {
             if (!size_value(&o->bar2_size))
                 return CliResult::error;
@@ -188,6 +197,10 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
                 *err = "socket " + vm.socket_path + " given twice";
                 return CliResult::error;
             }
+        if (vm.socket_path == o->uplink) {
+            *err = "socket " + vm.socket_path + " is both a VM's and the uplink's";
+            return CliResult::error;
+        }
     }
     if (o->vms.size() > kMaxVms) {
         *err = "at most " + std::to_string(kMaxVms) + " VMs";

@@ -25,6 +25,7 @@ struct CliOptions {
     // ... then each --vm. After parsing: every VM, the first one first.
     std::vector<VmOption> vms;
     uint32_t mtu = 0;       // the Ethernet MTU of every port; 0: the default
+    std::string uplink;     // the uplink's socket (uplink.h); empty: none
     uint64_t bar2_size = 0; // 0: the interface's default
     int verbosity = 0;      // each -v raises the log level by one
     int64_t idle_us = -1;   // busy-poll window before sleeping; -1: the default

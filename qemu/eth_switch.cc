@@ -24,6 +24,24 @@ uint32_t EthSwitch::add_port(const Mac& mac) {
     return ports() - 1;
 }
 
+uint32_t EthSwitch::add_uplink() {
+    auto p = std::make_unique<PortEntry>();
+    p->uplink = true;
+    ports_.push_back(std::move(p));
+    return ports() - 1;
+}
+
+bool EthSwitch::source_allowed(const PortEntry& from, const Mac& src) const {
+    if (!from.uplink)
+        return src == from.mac;
+    if (src[0] & 1 || src == Mac{})
+        return false;
+    for (const auto& p : ports_)
+        if (!p->uplink && p->mac == src)
+            return false;
+    return true;
+}
+
 int64_t EthSwitch::lookup(const Mac& mac) const {
     for (const Learned& l : table_)
         if (l.mac == mac)
@@ -39,7 +57,8 @@ bool EthSwitch::forward(uint32_t from, const uint8_t* frame, uint32_t len) {
         return false;
     }
     const Mac dst = mac_at(frame), src = mac_at(frame + 6);
-    if (src != ports_[from]->mac) {
+    const PortEntry& sender = *ports_[from];
+    if (!source_allowed(sender, src)) {
         spoofed_.fetch_add(1, std::memory_order_relaxed);
         return false;
     }
@@ -47,9 +66,12 @@ bool EthSwitch::forward(uint32_t from, const uint8_t* frame, uint32_t len) {
     const bool group = dst[0] & 1; // broadcast or multicast
     {
         std::lock_guard<std::mutex> g(mu_);
-        // The source is the port's own MAC: learning it once is enough.
-        if (lookup(src) < 0)
+        // A VM's source is its own MAC: learning it once is enough. A
+        // station behind the uplink stays there.
+        if (lookup(src) < 0 && (!sender.uplink || uplink_learned_ < kMaxUplinkStations)) {
             table_.push_back({src, from});
+            uplink_learned_ += sender.uplink;
+        }
         if (!group)
             to = lookup(dst);
     }
@@ -76,6 +98,8 @@ void EthSwitch::flood(uint32_t from, const uint8_t* frame, uint32_t len) {
 void EthSwitch::port_down(uint32_t port) {
     std::lock_guard<std::mutex> g(mu_);
     std::erase_if(table_, [port](const Learned& l) { return l.port == port; });
+    if (port < ports() && ports_[port]->uplink)
+        uplink_learned_ = 0;
 }
 
 SwitchCounters EthSwitch::counters() const {

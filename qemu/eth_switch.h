@@ -5,6 +5,10 @@
 // each port sends), broadcast, multicast and unknown unicast are flooded to
 // every other port, and a frame longer than the MTU or sent with a source
 // MAC other than the port's own is dropped: a VM cannot pose as another.
+// The uplink (uplink.h) is a port for the stations beyond the fabric: its
+// frames may carry any unicast source MAC but a VM's, and it learns at most
+// kMaxUplinkStations of them, so that a peer inventing addresses cannot
+// grow the table without bound.
 // Any port thread may call forward() at once; what it delivers goes into
 // the receiving port's FrameInbox, which only that port's thread drains.
 #pragma once
@@ -25,7 +29,7 @@ using Mac = std::array<uint8_t, 6>;
 struct SwitchCounters {
     uint64_t forwarded = 0; // unicast to a learned port
     uint64_t flooded = 0;   // broadcast, multicast or unknown unicast
-    uint64_t spoofed = 0;   // dropped: source MAC not the port's
+    uint64_t spoofed = 0;   // dropped: source MAC not the port's (uplink: a VM's or a group's)
     uint64_t bad_len = 0;   // dropped: shorter than a header or over the MTU
     uint64_t to_self = 0;   // dropped: destination learned on the sender's port
 };
@@ -38,6 +42,10 @@ class EthSwitch {
     // Before any port thread starts: adds a port with its MAC; returns its
     // index.
     uint32_t add_port(const Mac& mac);
+    // Before any port thread starts, after the VMs' ports: adds the uplink
+    // port; returns its index.
+    uint32_t add_uplink();
+    static constexpr size_t kMaxUplinkStations = 256;
     uint32_t ports() const { return static_cast<uint32_t>(ports_.size()); }
     FrameInbox& inbox(uint32_t port) { return ports_[port]->inbox; }
     const Mac& mac(uint32_t port) const { return ports_[port]->mac; }
@@ -55,6 +63,7 @@ class EthSwitch {
   private:
     struct PortEntry {
         Mac mac;
+        bool uplink = false;
         FrameInbox inbox;
     };
     struct Learned {
@@ -62,6 +71,8 @@ class EthSwitch {
         uint32_t port;
     };
     void flood(uint32_t from, const uint8_t* frame, uint32_t len);
+    // Whether port `from` may send with source MAC `src`.
+    bool source_allowed(const PortEntry& from, const Mac& src) const;
     // Under mu_: the port `mac` was learned on, or -1.
     int64_t lookup(const Mac& mac) const;
 
@@ -69,6 +80,7 @@ class EthSwitch {
     std::vector<std::unique_ptr<PortEntry>> ports_; // fixed once threads run
     mutable std::mutex mu_;
     std::vector<Learned> table_; // under mu_; one entry per source seen
+    size_t uplink_learned_ = 0;  // under mu_: entries of table_ on the uplink
     std::atomic<uint64_t> forwarded_{0}, flooded_{0}, spoofed_{0}, bad_len_{0}, to_self_{0};
 };
 

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "port.h"
 #include "rdma_fabric.h"
+#include "uplink.h"
 
 #include <algorithm>
 #include <atomic>
@@ -101,23 +102,34 @@ int main(int argc, char** argv) {
         ports.push_back(std::move(port));
     }
 
+    std::unique_ptr<Uplink> uplink;
+    if (!opt.uplink.empty() && !(uplink = Uplink::create(opt.uplink, &fabric, &err))) {
+        LOG_ERR("%s", err.c_str());
+        return 1;
+    }
+
     std::atomic<bool> stop{false};
     UniqueFd stop_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     std::atomic<int> thread_rc{0};
     std::vector<std::thread> threads;
-    for (auto& port : ports)
-        threads.emplace_back([&, p = port.get()] {
+    auto start = [&](auto* runner) {
+        threads.emplace_back([&, runner] {
             // Nothing may escape a thread: log it and stop the process cleanly.
             try {
-                if (!p->run(stop, stop_fd.get()))
+                if (!runner->run(stop, stop_fd.get()))
                     thread_rc = 1;
             } catch (const std::exception& e) {
-                LOG_ERR("device thread: %s", e.what());
+                LOG_ERR("fabric thread: %s", e.what());
                 thread_rc = 1;
             }
             if (!stop.load())
                 kill(getpid(), SIGUSR1);
         });
+    };
+    for (auto& port : ports)
+        start(port.get());
+    if (uplink)
+        start(uplink.get());
 
     int sig = 0;
     while (sigwait(&sigs, &sig) == 0 && sig == SIGUSR2)
@@ -131,10 +143,19 @@ int main(int argc, char** argv) {
     for (auto& t : threads)
         t.join();
     const SwitchCounters c = fabric.counters();
-    if (ports.size() > 1)
+    if (fabric.ports() > 1)
         LOG_INFO("switch: %llu forwarded, %llu flooded; dropped %llu spoofed, %llu bad length",
                  (unsigned long long)c.forwarded, (unsigned long long)c.flooded,
                  (unsigned long long)c.spoofed, (unsigned long long)c.bad_len);
+    if (uplink) {
+        const UplinkCounters u = uplink->counters();
+        LOG_INFO("uplink: %llu peers (%llu refused), %llu frames in, %llu out; dropped %llu "
+                 "for a full socket; %llu bad lengths",
+                 (unsigned long long)u.connects, (unsigned long long)u.refused,
+                 (unsigned long long)u.rx_frames, (unsigned long long)u.tx_frames,
+                 (unsigned long long)u.tx_dropped, (unsigned long long)u.bad_length);
+    }
     ports.clear(); // removes the sockets
+    uplink.reset();
     return thread_rc.load();
 }

@@ -32,7 +32,7 @@ TEST(Cli, OneVmBySingleOptionsIsTheFirstOfTheFabric) {
     std::string err;
     ASSERT_EQ(CliResult::ok,
               parse({"--socket", "/tmp/a", "--guest-mem", "/dev/shm/a", "--guest-mem-size", "1G",
-                     "--vm", "/tmp/b,/dev/shm/b,512M", "--mtu", "1500"},
+                     "--vm", "/tmp/b,/dev/shm/b,512M", "--mtu", "1500", "--uplink", "/tmp/u"},
                     &o, &err))
         << err;
     ASSERT_EQ(2u, o.vms.size());
@@ -43,6 +43,7 @@ TEST(Cli, OneVmBySingleOptionsIsTheFirstOfTheFabric) {
     EXPECT_EQ("/dev/shm/b", o.vms[1].guest_mem_path);
     EXPECT_EQ(512ull << 20, o.vms[1].guest_mem_size);
     EXPECT_EQ(1500u, o.mtu);
+    EXPECT_EQ("/tmp/u", o.uplink);
 }
 
 TEST(Cli, VmsByVmAlone) {
@@ -55,7 +56,8 @@ TEST(Cli, VmsByVmAlone) {
     EXPECT_EQ("s2", o.vms[2].socket_path);
     EXPECT_EQ("m2", o.vms[2].guest_mem_path);
     EXPECT_EQ(0x3000u, o.vms[2].guest_mem_size);
-    EXPECT_EQ(0u, o.mtu); // the default
+    EXPECT_EQ(0u, o.mtu);    // the default
+    EXPECT_EQ("", o.uplink); // none
 }
 
 TEST(Cli, BadVmsAndMtuNameTheProblem) {
@@ -70,6 +72,8 @@ TEST(Cli, BadVmsAndMtuNameTheProblem) {
         {{"--vm", "s,m,4097"}, "4096"},
         {{"--vm", "s,m,0"}, "> 0"},
         {{"--vm", "s,m,4096", "--vm", "s,n,4096"}, "twice"},
+        {{"--vm", "s,m,4096", "--uplink", "s"}, "both a VM's and the uplink's"},
+        {{"--vm", "s,m,4096", "--uplink"}, "--uplink needs a value"},
         {{"--vm", "s,m,4096", "--mtu", "67"}, "68..9000"},
         {{"--vm", "s,m,4096", "--mtu", "9001"}, "68..9000"},
         {{}, "--socket"},
