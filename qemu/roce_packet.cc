@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "roce_packet.h"
 
+#include "grh.h"
+
 #include <cstring>
 #include <iterator>
 
@@ -9,7 +11,7 @@ namespace vrnic::roce {
 namespace {
 
 constexpr uint16_t kEtherIpv4 = 0x0800, kEtherIpv6 = 0x86dd, kEtherVlan = 0x8100;
-constexpr uint32_t kEthBytes = 14, kVlanBytes = 4, kIpv4Bytes = 20, kIpv6Bytes = 40, kUdpBytes = 8;
+constexpr uint32_t kEthBytes = 14, kVlanBytes = 4, kIpv4Bytes = 20, kIpv6Bytes = 40;
 constexpr uint8_t kIpProtoUdp = 17;
 
 uint16_t get16(const uint8_t* p) {
@@ -86,15 +88,6 @@ uint32_t icrc(const uint8_t* ip, uint32_t ip_bytes, bool ipv6, uint32_t transpor
     crc = crc32(crc, masked, head);
     crc = crc32(crc, ip + head, ip_bytes + kUdpBytes + transport_bytes - head);
     return ~crc;
-}
-
-uint16_t ipv4_checksum(const uint8_t* h) {
-    uint32_t sum = 0;
-    for (uint32_t i = 0; i < kIpv4Bytes; i += 2)
-        sum += get16(h + i);
-    while (sum >> 16)
-        sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<uint16_t>(~sum);
 }
 
 constexpr uint8_t kWrite = kPayload | kReth;
@@ -218,7 +211,7 @@ Drop parse(const uint8_t* f, uint32_t len, Packet* p) {
         // No options, no fragments (DF alone may be set).
         if (ip[0] != 0x45 || (get16(ip + 6) & 0xbfff) || ip[9] != kIpProtoUdp)
             return Drop::ip_header;
-        if (ipv4_checksum(ip) != 0)
+        if (ipv4_checksum(ip, kIpv4Bytes) != 0)
             return Drop::ip_checksum;
         p->traffic_class = ip[1];
         p->ip_id = get16(ip + 4);
@@ -319,6 +312,32 @@ Drop parse(const uint8_t* f, uint32_t len, Packet* p) {
     return Drop::none;
 }
 
+uint32_t write_ip_header(uint8_t* ip, bool ipv6, const uint8_t* sgid, const uint8_t* dgid,
+                         uint8_t traffic_class, uint8_t hop_limit, uint32_t flow_label,
+                         uint16_t ip_id, uint32_t udp_len) {
+    if (ipv6) {
+        put32(ip, 6u << 28 | uint32_t(traffic_class) << 20 | (flow_label & 0xfffff));
+        put16(ip + 4, udp_len);
+        ip[6] = kIpProtoUdp;
+        ip[7] = hop_limit;
+        memcpy(ip + 8, sgid, 16);
+        memcpy(ip + 24, dgid, 16);
+        return kIpv6Bytes;
+    }
+    ip[0] = 0x45; // version 4, 5 words
+    ip[1] = traffic_class;
+    put16(ip + 2, kIpv4Bytes + udp_len);
+    put16(ip + 4, ip_id);
+    put16(ip + 6, 0x4000); // DF
+    ip[8] = hop_limit;
+    ip[9] = kIpProtoUdp;
+    put16(ip + 10, 0);
+    memcpy(ip + 12, sgid + 12, 4);
+    memcpy(ip + 16, dgid + 12, 4);
+    put16(ip + 10, ipv4_checksum(ip, kIpv4Bytes));
+    return kIpv4Bytes;
+}
+
 uint32_t frame_bytes(const Packet& p) {
     return kEthBytes + (p.vlan ? kVlanBytes : 0) + (p.ipv6 ? kIpv6Bytes : kIpv4Bytes) + kUdpBytes +
            kBthBytes + opcode_ext_bytes(p.bth.opcode) + p.payload_len + p.bth.pad + kIcrcBytes;
@@ -341,26 +360,8 @@ uint32_t build(const Packet& p, uint8_t* f) {
     const uint32_t transport =
         kBthBytes + opcode_ext_bytes(p.bth.opcode) + p.payload_len + p.bth.pad;
     const uint32_t udp_len = kUdpBytes + transport + kIcrcBytes;
-    if (p.ipv6) {
-        put32(ip, 6u << 28 | uint32_t(p.traffic_class) << 20 | (p.flow_label & 0xfffff));
-        put16(ip + 4, udp_len);
-        ip[6] = kIpProtoUdp;
-        ip[7] = p.hop_limit;
-        memcpy(ip + 8, p.sgid.data(), 16);
-        memcpy(ip + 24, p.dgid.data(), 16);
-    } else {
-        ip[0] = 0x45;
-        ip[1] = p.traffic_class;
-        put16(ip + 2, kIpv4Bytes + udp_len);
-        put16(ip + 4, p.ip_id);
-        put16(ip + 6, 0x4000); // DF
-        ip[8] = p.hop_limit;
-        ip[9] = kIpProtoUdp;
-        put16(ip + 10, 0);
-        memcpy(ip + 12, p.sgid.data() + 12, 4);
-        memcpy(ip + 16, p.dgid.data() + 12, 4);
-        put16(ip + 10, ipv4_checksum(ip));
-    }
+    write_ip_header(ip, p.ipv6, p.sgid.data(), p.dgid.data(), p.traffic_class, p.hop_limit,
+                    p.flow_label, p.ip_id, udp_len);
     uint8_t* udp = ip + ip_bytes;
     put16(udp, p.src_port);
     put16(udp + 2, kUdpPort);

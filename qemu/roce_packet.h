@@ -14,8 +14,9 @@
 namespace vrnic::roce {
 
 constexpr uint16_t kUdpPort = 4791;
-constexpr uint32_t kBthBytes = 12, kRethBytes = 16, kAethBytes = 4, kDethBytes = 8, kImmBytes = 4,
-                   kIethBytes = 4, kAtomicEthBytes = 28, kAtomicAckBytes = 8, kIcrcBytes = 4;
+constexpr uint32_t kUdpBytes = 8, kBthBytes = 12, kRethBytes = 16, kAethBytes = 4, kDethBytes = 8,
+                   kImmBytes = 4, kIethBytes = 4, kAtomicEthBytes = 28, kAtomicAckBytes = 8,
+                   kIcrcBytes = 4;
 
 // BTH opcodes (the transport in the top three bits).
 enum Opcode : uint8_t {
@@ -127,12 +128,18 @@ const char* drop_name(Drop d);
 // packet lacks are zero), p->payload points into `frame`.
 Drop parse(const uint8_t* frame, uint32_t len, Packet* p);
 
+// Writes the IPv4 (20 bytes; GIDs v4-mapped) or IPv6 (40 bytes) header of a
+// RoCE v2 packet whose UDP datagram is `udp_len` bytes; returns its length.
+// The IPv4 header checksum is computed.
+uint32_t write_ip_header(uint8_t* out, bool ipv6, const uint8_t* sgid, const uint8_t* dgid,
+                         uint8_t traffic_class, uint8_t hop_limit, uint32_t flow_label,
+                         uint16_t ip_id, uint32_t udp_len);
+
 // The frame's length for `p` (with its payload and pad).
 uint32_t frame_bytes(const Packet& p);
 // Writes `p` with p.payload (p.payload_len bytes, then p.bth.pad zero
 // bytes) and its ICRC into `out` (frame_bytes(p) of room); returns the
-// length. The IPv4 header checksum is computed; UDP's is 0, as RoCE v2
-// senders leave it.
+// length. UDP's checksum is 0, as RoCE v2 senders leave it.
 uint32_t build(const Packet& p, uint8_t* out);
 
 } // namespace vrnic::roce
