@@ -6,10 +6,30 @@
 #include "device_state.h"
 #include "rdma_fabric.h"
 #include "responder.h"
+#include "sg.h"
 
 #include <cstdint>
 
 namespace vrnic {
+
+// Who sent a datagram, as its receiver sees it: from a QP of the fabric or
+// from the wire (wire.h).
+struct UdOrigin {
+    uint32_t src_qpn = 0;
+    const uint8_t* smac = nullptr; // 6 bytes
+    uint8_t grh[VRNIC_GRH_SIZE] = {};
+    uint8_t net_type = 0; // VRNIC_NET_IPV4 or VRNIC_NET_IPV6
+    uint8_t sl = 0;
+    bool has_imm = false, solicited = false;
+    uint32_t imm = 0;
+};
+
+// Delivers a datagram of `len` bytes (at most the MTU) from `payload` to UD
+// QP `dst` of device `rd`: the qkey, a receive, the GRH area, the data and
+// the completion. What it cannot take it counts or fails at the receiver;
+// false then.
+bool ud_receive(DeviceState& rd, Qp& dst, const UdOrigin& o, uint32_t qkey, SgCursor& payload,
+                uint32_t len);
 
 // How many receivers a datagram to `av` and `dest_qpn` is copied to, at
 // most: one, or the members of its multicast group on this device and one

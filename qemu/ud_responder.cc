@@ -17,10 +17,8 @@ namespace vrnic {
 
 namespace {
 
-// `sd`: the sender's device, which the datagram's source MAC and GID name.
-void complete_ud_recv(DeviceState& rd, const DeviceState& sd, Qp& dst, const RecvWqe& w,
-                      const Qp& sender, const vrnic_av& av, const vrnic_send_wqe_hdr& h,
-                      uint32_t len, uint8_t net_type) {
+void complete_ud_recv(DeviceState& rd, Qp& dst, const RecvWqe& w, const UdOrigin& o,
+                      uint32_t len) {
     vrnic_cqe c{};
     c.wr_id = w.wr_id;
     c.qpn = dst.qpn;
@@ -28,16 +26,30 @@ void complete_ud_recv(DeviceState& rd, const DeviceState& sd, Qp& dst, const Rec
     c.status = VRNIC_WC_SUCCESS;
     c.wqe_idx = w.idx;
     c.byte_len = VRNIC_GRH_SIZE + len;
-    c.src_qp = sender.qpn;
+    c.src_qp = o.src_qpn;
     c.flags = VRNIC_CQE_F_GRH;
-    if (h.opcode == VRNIC_WR_SEND_WITH_IMM) {
+    if (o.has_imm) {
         c.flags |= VRNIC_CQE_F_WITH_IMM;
-        c.imm_data = h.imm_data;
+        c.imm_data = o.imm;
     }
-    c.sl = av.sl;
-    c.network_hdr_type = net_type;
-    memcpy(c.smac, sd.params.mac, sizeof(c.smac));
-    write_cqe_or_fail_qp(rd, dst, *dst.recv_cq, c, h.flags & VRNIC_WQE_F_SOLICITED);
+    c.sl = o.sl;
+    c.network_hdr_type = o.net_type;
+    memcpy(c.smac, o.smac, sizeof(c.smac));
+    write_cqe_or_fail_qp(rd, dst, *dst.recv_cq, c, o.solicited);
+}
+
+// A datagram of device `sd`'s `sender`, as its receivers see it.
+UdOrigin local_origin(const DeviceState& sd, const Qp& sender, const vrnic_av& av,
+                      const vrnic_send_wqe_hdr& h, uint32_t len) {
+    UdOrigin o;
+    o.src_qpn = sender.qpn;
+    o.smac = sd.params.mac;
+    o.has_imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
+    o.imm = h.imm_data;
+    o.solicited = h.flags & VRNIC_WQE_F_SOLICITED;
+    o.sl = av.sl;
+    o.net_type = build_grh(o.grh, sd.obj->gids[av.sgid_index].gid, av, len, o.has_imm);
+    return o;
 }
 
 // Delivers from device `sd` to one receiver `dst` of device `rd`; each
@@ -48,42 +60,10 @@ void deliver_to(DeviceState& sd, DeviceState& rd, Qp* dst, const Qp& sender, con
                 uint32_t qkey, const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
     if (!dst)
         return count_in_reg(&sd.regs()->ud_no_dest_drops);
-    vrnic_regs* r = rd.regs();
-    if (dst->attr.qkey != qkey)
-        return count_in_reg(&r->ud_qkey_drops);
-    RecvSource src(*dst);
-    RecvWqe w;
-    switch (src.fetch(rd, &w)) {
-    case RecvSource::Fetch::ok:
-        break;
-    case RecvSource::Fetch::rnr:
-    case RecvSource::Fetch::lost:
-        return count_in_reg(&r->ud_no_recv_drops);
-    case RecvSource::Fetch::malformed:
-        return fail_recv(rd, *dst, w, VRNIC_WC_LOC_QP_OP_ERR, sender.qpn, kVeBadRecvWqe);
-    }
-    SgEntry sg[kMaxWqeSge];
-    unsigned n = 0;
-    uint64_t room = 0;
-    if (!resolve_recv_sges(rd, *dst, w, sg, &n, &room))
-        return fail_recv(rd, *dst, w, VRNIC_WC_LOC_PROT_ERR, sender.qpn, kVeBadRecvSge);
-    if (room < VRNIC_GRH_SIZE + msg.len)
-        return fail_recv(rd, *dst, w, VRNIC_WC_LOC_LEN_ERR, sender.qpn, kVeRecvTooShort);
-    const uint32_t len = static_cast<uint32_t>(msg.len); // at most the MTU
-    uint8_t grh[VRNIC_GRH_SIZE];
-    const uint8_t net_type = build_grh(grh, sd.obj->gids[av.sgid_index].gid, av, len,
-                                       h.opcode == VRNIC_WR_SEND_WITH_IMM);
-    SgCursor dc(rd.mem, sg, n);
-    SgCursor gc(grh, sizeof(grh));
-    sg_copy(dc, gc, sizeof(grh));
+    const auto len = static_cast<uint32_t>(msg.len); // at most the MTU
     SgCursor sc = msg.cursor();
-    sg_copy(dc, sc, len);
-    src.consume();
-    add_in_reg(&rd.regs()->rdma_rx_msgs, 1);
-    add_in_reg(&rd.regs()->rdma_rx_bytes, len);
-    if (&rd == &sd)
+    if (ud_receive(rd, *dst, local_origin(sd, sender, av, h, len), qkey, sc, len) && &rd == &sd)
         sd.note_delivery(*dst);
-    complete_ud_recv(rd, sd, *dst, w, sender, av, h, len, net_type);
 }
 
 // The bit of mcast_sent that stands for the sender's own device.
@@ -101,6 +81,50 @@ uint64_t other_vms_to_reach(const DeviceState& d, const Qp& sender, const vrnic_
 }
 
 } // namespace
+
+bool ud_receive(DeviceState& rd, Qp& dst, const UdOrigin& o, uint32_t qkey, SgCursor& payload,
+                uint32_t len) {
+    vrnic_regs* r = rd.regs();
+    if (dst.attr.qkey != qkey) {
+        count_in_reg(&r->ud_qkey_drops);
+        return false;
+    }
+    RecvSource src(dst);
+    RecvWqe w;
+    switch (src.fetch(rd, &w)) {
+    case RecvSource::Fetch::ok:
+        break;
+    case RecvSource::Fetch::rnr:
+    case RecvSource::Fetch::lost:
+        count_in_reg(&r->ud_no_recv_drops);
+        return false;
+    case RecvSource::Fetch::malformed:
+        fail_recv(rd, dst, w, VRNIC_WC_LOC_QP_OP_ERR, o.src_qpn, kVeBadRecvWqe);
+        return false;
+    }
+    SgEntry sg[kMaxWqeSge];
+    unsigned n = 0;
+    uint64_t room = 0;
+    if (!resolve_recv_sges(rd, dst, w, sg, &n, &room)) {
+        fail_recv(rd, dst, w, VRNIC_WC_LOC_PROT_ERR, o.src_qpn, kVeBadRecvSge);
+        return false;
+    }
+    if (room < VRNIC_GRH_SIZE + uint64_t(len)) {
+        fail_recv(rd, dst, w, VRNIC_WC_LOC_LEN_ERR, o.src_qpn, kVeRecvTooShort);
+        return false;
+    }
+    SgCursor dc(rd.mem, sg, n);
+    uint8_t grh[VRNIC_GRH_SIZE];
+    memcpy(grh, o.grh, sizeof(grh));
+    SgCursor gc(grh, sizeof(grh));
+    sg_copy(dc, gc, sizeof(grh));
+    sg_copy(dc, payload, len);
+    src.consume();
+    add_in_reg(&r->rdma_rx_msgs, 1);
+    add_in_reg(&r->rdma_rx_bytes, len);
+    complete_ud_recv(rd, dst, w, o, len);
+    return true;
+}
 
 uint64_t ud_copies(const DeviceState& d, const Qp& sender, const vrnic_av& av, uint32_t dest_qpn) {
     if (!gid_is_mcast(av.dgid))
