@@ -303,11 +303,9 @@ Drop parse(const uint8_t* f, uint32_t len, Packet* p) {
         return Drop::bth;
     p->payload = bth + kBthBytes + ext;
     p->payload_len = data - b.pad;
-    uint32_t want;
-    memcpy(&want, bth + transport, 4);
-    const uint32_t got = icrc(ip, ip_bytes, p->ipv6, transport);
-    uint8_t got_le[4] = {uint8_t(got), uint8_t(got >> 8), uint8_t(got >> 16), uint8_t(got >> 24)};
-    if (memcmp(got_le, &want, 4) != 0)
+    const uint8_t* sent = bth + transport; // little-endian, as Ethernet's FCS
+    const uint32_t want = sent[0] | sent[1] << 8 | sent[2] << 16 | uint32_t(sent[3]) << 24;
+    if (want != icrc(ip, ip_bytes, p->ipv6, transport))
         return Drop::icrc;
     return Drop::none;
 }
@@ -336,6 +334,34 @@ uint32_t write_ip_header(uint8_t* ip, bool ipv6, const uint8_t* sgid, const uint
     memcpy(ip + 16, dgid + 12, 4);
     put16(ip + 10, ipv4_checksum(ip, kIpv4Bytes));
     return kIpv4Bytes;
+}
+
+bool reseal(uint8_t* f, uint32_t len) {
+    uint32_t off = 12;
+    if (len >= kEthBytes + kVlanBytes && get16(f + off) == kEtherVlan)
+        off += kVlanBytes;
+    if (len < off + 2)
+        return false;
+    const uint16_t type = get16(f + off);
+    off += 2;
+    const bool ipv6 = type == kEtherIpv6;
+    const uint32_t ip_bytes = ipv6 ? kIpv6Bytes : kIpv4Bytes;
+    if ((!ipv6 && type != kEtherIpv4) || len - off < ip_bytes + kUdpBytes)
+        return false;
+    uint8_t* ip = f + off;
+    const uint32_t udp_len = get16(ip + ip_bytes + 4);
+    if (udp_len < kUdpBytes + kBthBytes + kIcrcBytes || udp_len > len - off - ip_bytes)
+        return false;
+    if (!ipv6) {
+        put16(ip + 10, 0);
+        put16(ip + 10, ipv4_checksum(ip, kIpv4Bytes));
+    }
+    const uint32_t transport = udp_len - kUdpBytes - kIcrcBytes;
+    const uint32_t c = icrc(ip, ip_bytes, ipv6, transport);
+    uint8_t* at = ip + ip_bytes + kUdpBytes + transport;
+    for (int i = 0; i < 4; i++)
+        at[i] = static_cast<uint8_t>(c >> (8 * i));
+    return true;
 }
 
 uint32_t frame_bytes(const Packet& p) {
@@ -423,11 +449,8 @@ uint32_t build(const Packet& p, uint8_t* f) {
         memcpy(h, p.payload, p.payload_len);
     memset(h + p.payload_len, 0, b.pad);
     const uint32_t c = icrc(ip, ip_bytes, p.ipv6, transport);
-    uint8_t* icrc_at = bth + transport;
-    icrc_at[0] = uint8_t(c);
-    icrc_at[1] = uint8_t(c >> 8);
-    icrc_at[2] = uint8_t(c >> 16);
-    icrc_at[3] = uint8_t(c >> 24);
+    for (int i = 0; i < 4; i++)
+        bth[transport + i] = static_cast<uint8_t>(c >> (8 * i));
     return total;
 }
 

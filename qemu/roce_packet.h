@@ -142,4 +142,10 @@ uint32_t frame_bytes(const Packet& p);
 // length. UDP's checksum is 0, as RoCE v2 senders leave it.
 uint32_t build(const Packet& p, uint8_t* out);
 
+// Recomputes, in place, the IPv4 header checksum and the ICRC of a frame
+// whose headers say where they are (EtherType, IP and UDP lengths); false
+// when they do not fit `len`. For tests and the fuzzer: a frame with one
+// field changed, sealed again, reaches the check of that field.
+bool reseal(uint8_t* frame, uint32_t len);
+
 } // namespace vrnic::roce

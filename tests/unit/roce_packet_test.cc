@@ -4,6 +4,7 @@
 // ICRC rxe computed. Every one must parse and be rebuilt byte for byte;
 // then every bit of a frame is flipped, every length cut, and every field
 // the parser checks is broken on its own.
+#include "grh.h"
 #include "roce_packet.h"
 
 #include <cstdio>
@@ -302,16 +303,9 @@ TEST(RocePacket, EachCheckedFieldRefusesOnItsOwn) {
     EXPECT_EQ(Drop::bth, drop_of(bad_ver));
     // Lengths: IP's beyond the frame, UDP's not IP's, both too short.
     Frame f = build_frame(base);
-    f[14 + 3] += 4;
+    f[14 + 3] += 4; // IP's length past the frame, its checksum right
     f[14 + 10] = f[14 + 11] = 0;
-    const uint16_t sum = [&] {
-        uint32_t s = 0;
-        for (int i = 0; i < 20; i += 2)
-            s += uint32_t(f[14 + i]) << 8 | f[14 + i + 1];
-        while (s >> 16)
-            s = (s & 0xffff) + (s >> 16);
-        return static_cast<uint16_t>(~s);
-    }();
+    const uint16_t sum = ipv4_checksum(&f[14], 20);
     f[14 + 10] = static_cast<uint8_t>(sum >> 8);
     f[14 + 11] = static_cast<uint8_t>(sum);
     EXPECT_EQ(Drop::ip_length, drop_of(f));
@@ -322,6 +316,23 @@ TEST(RocePacket, EachCheckedFieldRefusesOnItsOwn) {
     tiny[54 + 4] = 0;
     tiny[54 + 5] = 8 + 12;
     EXPECT_EQ(Drop::udp_length, drop_of(tiny));
+}
+
+TEST(RocePacket, ResealMakesAChangedFrameReachItsFieldsCheck) {
+    const Frame good = rxe_frame([](const Packet& p) { return p.bth.opcode == kRcSendOnly; });
+    Frame f = good;
+    Packet p;
+    f[14 + 8] = 1;    // TTL: the IPv4 checksum fails ...
+    f[34 + 8] = 0x15; // ... before the opcode is looked at
+    EXPECT_EQ(Drop::ip_checksum, parse_frame(f, &p));
+    ASSERT_TRUE(reseal(f.data(), static_cast<uint32_t>(f.size())));
+    EXPECT_EQ(Drop::opcode, parse_frame(f, &p));
+    f = good;
+    f[34 + 8 + 12] ^= 0xff; // the payload: only the ICRC notices
+    EXPECT_EQ(Drop::icrc, parse_frame(f, &p));
+    ASSERT_TRUE(reseal(f.data(), static_cast<uint32_t>(f.size())));
+    EXPECT_EQ(Drop::none, parse_frame(f, &p));
+    EXPECT_FALSE(reseal(f.data(), 40)); // its UDP length past the end
 }
 
 } // namespace
