@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		9
+#define VRNIC_VERSION_MINOR		10
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -299,7 +299,9 @@ struct vrnic_regs {
 	__le32 ud_no_recv_drops;		/* 1.3: datagrams dropped, no receive */
 	__le32 ud_no_dest_drops;		/* 1.3: datagrams to no ready QP */
 	__le32 uc_drops;			/* 1.3: UC messages dropped */
-	__u8 rsvd_0f4[12];
+	__le32 wire_tx_pkts;		/* 1.10: RoCE v2 packets sent to the wire */
+	__le32 wire_rx_pkts;		/* 1.10: RoCE v2 packets taken from it */
+	__le32 wire_rx_drops;		/* 1.10: RoCE v2 packets dropped */
 
 	/* 0x100: liveness; incremented by the device at least every 100 ms */
 	__le64 heartbeat;
@@ -1249,6 +1251,7 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_missed, 0x0dc);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, eth_rx_oversize, 0x0e0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, ud_qkey_drops, 0x0e4);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, uc_drops, 0x0f0);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_rx_drops, 0x0fc);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, rdma_tx_msgs, 0x1c0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, completion_errors, 0x1f0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, heartbeat, 0x100);

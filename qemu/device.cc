@@ -8,6 +8,7 @@
 #include "rdma_fabric.h"
 #include "requester.h"
 #include "shared_word.h"
+#include "wire.h"
 
 #include <ctime>
 
@@ -114,6 +115,9 @@ void Device::reset(uint32_t req) {
     store_relaxed(&r->ud_no_recv_drops, 0u);
     store_relaxed(&r->ud_no_dest_drops, 0u);
     store_relaxed(&r->uc_drops, 0u);
+    store_relaxed(&r->wire_tx_pkts, 0u);
+    store_relaxed(&r->wire_rx_pkts, 0u);
+    store_relaxed(&r->wire_rx_drops, 0u);
     for (auto* c : {&r->rdma_tx_msgs, &r->rdma_tx_bytes, &r->rdma_rx_msgs, &r->rdma_rx_bytes,
                     &r->rnr_naks, &r->retries, &r->completion_errors})
         store_relaxed(c, 0ull);
@@ -199,7 +203,11 @@ uint64_t Device::next_deadline() const {
 
 bool Device::deliver_frame(const uint8_t* frame, uint32_t len) {
     auto own = hold();
-    bool ok = eth_deliver_rx(d_, frame, len);
+    bool ok = true;
+    if (has_wire(d_) && is_roce_frame(frame, len))
+        wire_receive(d_, frame, len);
+    else
+        ok = eth_deliver_rx(d_, frame, len);
     deliver_irqs();
     return ok;
 }

@@ -49,6 +49,9 @@ class Device {
     uint64_t next_deadline() const;
 
     void set_frame_sink(FrameSink sink) { sink_ = std::move(sink); }
+    // RoCE v2 packets to GIDs beyond the fabric go to `wire` (wire.h), and
+    // those that arrive are the RDMA engine's, not the netdev's.
+    void set_wire(FrameSink wire) { d_.wire = std::move(wire); }
     bool deliver_frame(const uint8_t* frame, uint32_t len);
 
     DeviceState& state() { return d_; }

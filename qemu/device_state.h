@@ -25,6 +25,9 @@
 
 namespace vrnic {
 
+// Receives a transmitted frame; returns false if it could not be delivered.
+using FrameSink = std::function<bool(const uint8_t* frame, uint32_t len)>;
+
 class RdmaFabric;
 
 // Monotonic nanoseconds; injectable so tests control RNR timers.
@@ -108,6 +111,9 @@ struct DeviceState {
     // The fabric this device is a port of (rdma_fabric.h), or none.
     RdmaFabric* fabric = nullptr;
     uint32_t fabric_port = 0;
+    // Where RoCE v2 packets to stations beyond the fabric go (wire.h): the
+    // fabric's switch, when the model has an uplink; empty: nowhere.
+    FrameSink wire;
     // A lower port a message found locked: passes take it first while they
     // send to it (held_peer, held_peer_used).
     int want_peer = -1;

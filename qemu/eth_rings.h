@@ -12,9 +12,6 @@
 
 namespace vrnic {
 
-// Receives a transmitted frame; returns false if it could not be delivered.
-using FrameSink = std::function<bool(const uint8_t* frame, uint32_t len)>;
-
 // Completes every posted TX descriptor; true when there were any.
 bool eth_poll_tx(DeviceState& d, const FrameSink& sink);
 

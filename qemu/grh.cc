@@ -7,15 +7,6 @@
 
 namespace vrnic {
 
-namespace {
-
-bool v4_mapped(const uint8_t (&gid)[16]) {
-    static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    return !memcmp(gid, prefix, sizeof(prefix));
-}
-
-} // namespace
-
 uint16_t ipv4_checksum(const uint8_t* hdr, unsigned len) {
     uint32_t sum = 0;
     for (unsigned i = 0; i + 1 < len; i += 2)
@@ -33,7 +24,7 @@ uint8_t build_grh(uint8_t (&out)[VRNIC_GRH_SIZE], const uint8_t (&sgid)[16], con
     // ImmDt if any, and the ICRC after the payload.
     const uint32_t udp_len =
         kUdpBytes + kBthBytes + kDethBytes + (imm ? kImmBytes : 0) + payload_len + kIcrcBytes;
-    const bool ipv6 = !v4_mapped(sgid);
+    const bool ipv6 = !gid_is_v4_mapped(sgid);
     uint8_t* ip = ipv6 ? out : out + VRNIC_GRH_SIZE - 20;
     write_ip_header(ip, ipv6, sgid, av.dgid, av.traffic_class, av.hop_limit, av.flow_label, 0,
                     udp_len);

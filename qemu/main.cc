@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
         cfg.fabric = &fabric;
         cfg.fabric_port = fabric.add_port(mac);
         cfg.rdma = &rdma;
+        cfg.uplink = !opt.uplink.empty();
         auto port = Port::create(cfg, &err);
         if (!port) {
             LOG_ERR("%s", err.c_str());

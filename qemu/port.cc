@@ -251,6 +251,10 @@ std::unique_ptr<Port::AttachedVm> Port::attach_vm(UniqueFd conn, const std::atom
         vm->dev->set_frame_sink([this](const uint8_t* f, uint32_t n) {
             return cfg_.fabric->forward(cfg_.fabric_port, f, n);
         });
+        if (cfg_.uplink)
+            vm->dev->set_wire([this](const uint8_t* f, uint32_t n) {
+                return cfg_.fabric->forward(cfg_.fabric_port, f, n);
+            });
         vm->inbox->open();
     }
     return vm;

@@ -42,6 +42,9 @@ struct PortConfig {
     // The fabric its RDMA function joins, as the same port; none: RDMA
     // stays within the VM.
     RdmaFabric* rdma = nullptr;
+    // Whether the fabric's switch has an uplink (uplink.h): RDMA to GIDs
+    // no VM holds then goes there as RoCE v2 (wire.h).
+    bool uplink = false;
     // Busy-poll this long without work before sleeping (section 8). Short:
     // the model shares the host's cores with the guest's vCPU threads, and
     // a model that spins long gets preempted and then waits a whole

@@ -118,6 +118,11 @@ constexpr uint8_t send_write_exts(uint8_t op) {
 
 } // namespace
 
+bool gid_is_v4_mapped(const uint8_t* gid) {
+    static constexpr uint8_t kPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    return !memcmp(gid, kPrefix, sizeof(kPrefix));
+}
+
 uint8_t opcode_exts(uint8_t op) {
     if (op <= kRcWriteOnlyImm)
         return send_write_exts(op);

@@ -61,6 +61,9 @@ enum Ext : uint8_t {
     kPayload = 1 << 7, // may carry data
 };
 
+// Whether a GID is an IPv4 address (::ffff:a.b.c.d), carried over IPv4.
+bool gid_is_v4_mapped(const uint8_t* gid);
+
 // The headers of `opcode`, and whether vrnic speaks it.
 bool opcode_known(uint8_t opcode);
 uint8_t opcode_exts(uint8_t opcode);

@@ -5,6 +5,7 @@
 #include "completion.h"
 #include "requester_steps.h"
 #include "ud.h"
+#include "wire.h"
 
 #include <cstring>
 
@@ -99,7 +100,10 @@ Outcome ud_send(DeviceState& d, Qp& qp) {
         const PeerDevice to = PeerDevice::find(d, av->dgid);
         if (to.status() == PeerDevice::Status::busy)
             return Outcome::busy;
-        ud_deliver(d, to, qp, *av, h.ud.remote_qpn, qkey, h, msg);
+        if (to.status() == PeerDevice::Status::none && has_wire(d))
+            wire_send_ud(d, qp, *av, h.ud.remote_qpn, qkey, h, msg);
+        else
+            ud_deliver(d, to, qp, *av, h.ud.remote_qpn, qkey, h, msg);
     }
     d.pass.charge(cost);
     complete_send(d, qp, h, VRNIC_WC_SUCCESS, msg.len, 0);

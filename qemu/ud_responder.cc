@@ -17,8 +17,7 @@ namespace vrnic {
 
 namespace {
 
-void complete_ud_recv(DeviceState& rd, Qp& dst, const RecvWqe& w, const UdOrigin& o,
-                      uint32_t len) {
+void complete_ud_recv(DeviceState& rd, Qp& dst, const RecvWqe& w, const UdOrigin& o, uint32_t len) {
     vrnic_cqe c{};
     c.wr_id = w.wr_id;
     c.qpn = dst.qpn;

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// RoCE v2 on the wire (IBTA Annex A17): the RDMA traffic between a VM of
+// the fabric and a station beyond its uplink, as packets (roce_packet.h)
+// through the fabric's switch. Within the fabric, messages keep moving
+// between guest memories directly; only a GID that no VM of the fabric
+// holds goes to the wire. UD is carried both ways; a packet of any other
+// transport is dropped and counted (wire_rx_drops).
+#pragma once
+
+#include "device_state.h"
+#include "responder.h"
+
+#include <cstdint>
+
+namespace vrnic {
+
+// Whether the device has a wire (the model's uplink): d.wire is set.
+inline bool has_wire(const DeviceState& d) {
+    return static_cast<bool>(d.wire);
+}
+
+// Sends the datagram `msg` of WQE `h` from UD QP `qp` to `dest_qpn` at
+// av's (unicast) GID as one RoCE v2 packet, from the device's MAC to
+// av.dmac. The datagram fits the path MTU (the caller checked).
+void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn, uint32_t qkey,
+                  const vrnic_send_wqe_hdr& h, LocalMsg& msg);
+
+// Whether an arriving frame is RoCE v2 (UDP to port 4791), for the RDMA
+// engine rather than the netdev, as a RoCE NIC takes it.
+bool is_roce_frame(const uint8_t* frame, uint32_t len);
+
+// Receives a RoCE v2 frame: to one of the device's GIDs, UD to a ready QP,
+// delivered with the GRH area holding the packet's own IP header.
+// Anything else is dropped and counted.
+void wire_receive(DeviceState& d, const uint8_t* frame, uint32_t len);
+
+} // namespace vrnic
