@@ -38,6 +38,9 @@ static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_STATS_MAX] = {
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_RETRIES].name = "retries",
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_COMPLETION_ERRORS].name =
 		"completion_errors",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_TX_PKTS].name = "wire_tx_pkts",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_RX_PKTS].name = "wire_rx_pkts",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_RX_DROPS].name = "wire_rx_drops",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -73,6 +76,12 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		dv[VRNIC_DEV_CNT_RETRIES] = readq(&r->retries);
 		dv[VRNIC_DEV_CNT_COMPLETION_ERRORS] =
 			readq(&r->completion_errors);
+	}
+	/* RoCE v2 packets on the model's uplink; an older device has none. */
+	if (dev->caps.version_minor >= 10) {
+		dv[VRNIC_DEV_CNT_WIRE_TX_PKTS] = readl(&r->wire_tx_pkts);
+		dv[VRNIC_DEV_CNT_WIRE_RX_PKTS] = readl(&r->wire_rx_pkts);
+		dv[VRNIC_DEV_CNT_WIRE_RX_DROPS] = readl(&r->wire_rx_drops);
 	}
 	return VRNIC_STATS_MAX;
 }
