@@ -201,10 +201,10 @@ uint64_t Device::next_deadline() const {
     return rnr < t ? rnr : t;
 }
 
-bool Device::deliver_frame(const uint8_t* frame, uint32_t len) {
+bool Device::deliver_frame(const uint8_t* frame, uint32_t len, bool from_wire) {
     auto own = hold();
     bool ok = true;
-    if (has_wire(d_) && is_roce_frame(frame, len))
+    if (from_wire && has_wire(d_) && is_roce_frame(frame, len))
         wire_receive(d_, frame, len);
     else
         ok = eth_deliver_rx(d_, frame, len);

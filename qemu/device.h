@@ -50,9 +50,12 @@ class Device {
 
     void set_frame_sink(FrameSink sink) { sink_ = std::move(sink); }
     // RoCE v2 packets to GIDs beyond the fabric go to `wire` (wire.h), and
-    // those that arrive are the RDMA engine's, not the netdev's.
+    // those that arrive from it are the RDMA engine's, not the netdev's.
     void set_wire(FrameSink wire) { d_.wire = std::move(wire); }
-    bool deliver_frame(const uint8_t* frame, uint32_t len);
+    // A frame for the VM; `from_wire`: it came through the uplink. A VM's
+    // own RDMA to another VM never takes the form of frames, so RoCE v2
+    // frames from a VM (forged by its netdev) go to the netdev like any.
+    bool deliver_frame(const uint8_t* frame, uint32_t len, bool from_wire = false);
 
     DeviceState& state() { return d_; }
 

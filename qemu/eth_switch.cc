@@ -81,7 +81,7 @@ bool EthSwitch::forward(uint32_t from, const uint8_t* frame, uint32_t len) {
     }
     if (to >= 0) {
         forwarded_.fetch_add(1, std::memory_order_relaxed);
-        ports_[to]->inbox.push(frame, len);
+        ports_[to]->inbox.push(frame, len, from);
     } else {
         flooded_.fetch_add(1, std::memory_order_relaxed);
         flood(from, frame, len);
@@ -92,7 +92,7 @@ bool EthSwitch::forward(uint32_t from, const uint8_t* frame, uint32_t len) {
 void EthSwitch::flood(uint32_t from, const uint8_t* frame, uint32_t len) {
     for (uint32_t p = 0; p < ports(); p++)
         if (p != from)
-            ports_[p]->inbox.push(frame, len);
+            ports_[p]->inbox.push(frame, len, from);
 }
 
 void EthSwitch::port_down(uint32_t port) {

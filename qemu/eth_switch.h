@@ -49,6 +49,7 @@ class EthSwitch {
     uint32_t ports() const { return static_cast<uint32_t>(ports_.size()); }
     FrameInbox& inbox(uint32_t port) { return ports_[port]->inbox; }
     const Mac& mac(uint32_t port) const { return ports_[port]->mac; }
+    bool is_uplink(uint32_t port) const { return port < ports() && ports_[port]->uplink; }
 
     // Port `from`'s VM sent `frame`. False when the switch dropped it (the
     // sender's TX then completes DROPPED); a frame that reaches a port

@@ -18,12 +18,12 @@ void FrameInbox::close() {
     std::lock_guard<std::mutex> g(mu_);
     open_ = false;
     for (auto& f : q_)
-        spare_.push_back(std::move(f));
+        spare_.push_back(std::move(f.bytes));
     q_.clear();
     count_.store(0, std::memory_order_relaxed);
 }
 
-bool FrameInbox::push(const uint8_t* frame, uint32_t len) {
+bool FrameInbox::push(const uint8_t* frame, uint32_t len, uint32_t from) {
     bool was_empty;
     {
         std::lock_guard<std::mutex> g(mu_);
@@ -38,7 +38,7 @@ bool FrameInbox::push(const uint8_t* frame, uint32_t len) {
         }
         buf.assign(frame, frame + len);
         was_empty = q_.empty();
-        q_.push_back(std::move(buf));
+        q_.push_back({std::move(buf), from});
         count_.store(q_.size(), std::memory_order_relaxed);
     }
     // Only the first frame wakes the owner: it drains the inbox before it
@@ -51,20 +51,20 @@ bool FrameInbox::push(const uint8_t* frame, uint32_t len) {
     return true;
 }
 
-size_t FrameInbox::drain(const std::function<void(const uint8_t*, uint32_t)>& deliver) {
-    std::vector<std::vector<uint8_t>> taken;
+size_t FrameInbox::drain(const Deliver& deliver) {
+    std::vector<Frame> taken;
     {
         std::lock_guard<std::mutex> g(mu_);
         taken.swap(q_);
         count_.store(0, std::memory_order_relaxed);
     }
     for (const auto& f : taken)
-        deliver(f.data(), static_cast<uint32_t>(f.size()));
+        deliver(f.bytes.data(), static_cast<uint32_t>(f.bytes.size()), f.from);
     const size_t n = taken.size();
     std::lock_guard<std::mutex> g(mu_);
     for (auto& f : taken)
         if (spare_.size() < kDepth)
-            spare_.push_back(std::move(f));
+            spare_.push_back(std::move(f.bytes));
     if (q_.capacity() < kDepth) // keep the swapped-in vector's storage
         q_.reserve(kDepth);
     return n;

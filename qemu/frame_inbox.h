@@ -28,14 +28,16 @@ class FrameInbox {
     // Detaches: drops what is queued and refuses more.
     void close();
 
-    // Any thread: copies the frame in. False when closed or full.
-    bool push(const uint8_t* frame, uint32_t len);
+    // Any thread: copies in the frame that port `from` of the switch sent.
+    // False when closed or full.
+    bool push(const uint8_t* frame, uint32_t len, uint32_t from);
 
     // The owner: true when frames may be waiting (a relaxed hint).
     bool pending() const { return count_.load(std::memory_order_relaxed) != 0; }
-    // The owner: hands each queued frame to `deliver`, outside the lock.
-    // Returns the number of frames taken.
-    size_t drain(const std::function<void(const uint8_t*, uint32_t)>& deliver);
+    // The owner: hands each queued frame, with the port it came from, to
+    // `deliver`, outside the lock. Returns the number of frames taken.
+    using Deliver = std::function<void(const uint8_t* frame, uint32_t len, uint32_t from)>;
+    size_t drain(const Deliver& deliver);
 
     // The owner's wake-up: readable once a frame arrived in an empty inbox.
     int wake_fd() const { return wake_.get(); }
@@ -45,9 +47,13 @@ class FrameInbox {
     uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
   private:
+    struct Frame {
+        std::vector<uint8_t> bytes;
+        uint32_t from;
+    };
     std::mutex mu_;
     bool open_ = false;                       // under mu_
-    std::vector<std::vector<uint8_t>> q_;     // under mu_
+    std::vector<Frame> q_;                    // under mu_
     std::vector<std::vector<uint8_t>> spare_; // under mu_: buffers to reuse
     std::atomic<size_t> count_{0};
     std::atomic<uint64_t> dropped_{0};

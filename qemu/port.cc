@@ -135,8 +135,9 @@ bool Port::poll_vm(Device& dev) {
     if (cfg_.fabric) {
         FrameInbox& in = cfg_.fabric->inbox(cfg_.fabric_port);
         if (in.pending())
-            progress |=
-                in.drain([&dev](const uint8_t* f, uint32_t n) { dev.deliver_frame(f, n); }) != 0;
+            progress |= in.drain([&](const uint8_t* f, uint32_t n, uint32_t from) {
+                dev.deliver_frame(f, n, cfg_.fabric->is_uplink(from));
+            }) != 0;
     }
     return progress;
 }

@@ -66,7 +66,7 @@ bool Uplink::receive() {
 }
 
 void Uplink::take_inbox() {
-    sw_->inbox(port_).drain([this](const uint8_t* f, uint32_t len) {
+    sw_->inbox(port_).drain([this](const uint8_t* f, uint32_t len, uint32_t) {
         if (out_.size() + 4 + len > kMaxPending) {
             tx_dropped_.fetch_add(1, std::memory_order_relaxed);
             return;

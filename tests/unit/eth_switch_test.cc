@@ -40,7 +40,8 @@ class Switch : public ::testing::Test {
     // What port p's inbox holds, taken out.
     std::vector<std::vector<uint8_t>> taken(uint32_t p) {
         std::vector<std::vector<uint8_t>> got;
-        sw.inbox(p).drain([&](const uint8_t* f, uint32_t n) { got.emplace_back(f, f + n); });
+        sw.inbox(p).drain(
+            [&](const uint8_t* f, uint32_t n, uint32_t) { got.emplace_back(f, f + n); });
         return got;
     }
     EthSwitch sw{1500};

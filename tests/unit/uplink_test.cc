@@ -41,7 +41,7 @@ Frame frame(const Mac& dst, const Mac& src, uint32_t len, uint8_t seq) {
 
 Frames taken(EthSwitch& sw, uint32_t p) {
     Frames got;
-    sw.inbox(p).drain([&](const uint8_t* f, uint32_t n) { got.emplace_back(f, f + n); });
+    sw.inbox(p).drain([&](const uint8_t* f, uint32_t n, uint32_t) { got.emplace_back(f, f + n); });
     return got;
 }
 
@@ -66,7 +66,16 @@ TEST_F(UplinkSwitch, StationsBeyondItReachVmsAndAreLearned) {
     taken(sw, 0);
     const Frame in = frame(kVm[1], kStation, 98, 1);
     ASSERT_TRUE(send(up, in));
-    EXPECT_EQ(Frames{in}, taken(sw, 1));
+    std::vector<uint32_t> from; // the inbox says where each frame came from
+    Frames got;
+    sw.inbox(1).drain([&](const uint8_t* f, uint32_t n, uint32_t port) {
+        got.emplace_back(f, f + n);
+        from.push_back(port);
+    });
+    EXPECT_EQ(Frames{in}, got);
+    EXPECT_EQ(std::vector<uint32_t>{up}, from);
+    EXPECT_TRUE(sw.is_uplink(up));
+    EXPECT_FALSE(sw.is_uplink(1));
     EXPECT_TRUE(taken(sw, 0).empty());
 
     const Frame out = frame(kStation, kVm[0], 98, 2); // learned: the uplink alone

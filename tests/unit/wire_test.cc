@@ -59,7 +59,7 @@ class WireUd : public UdPair {
         return f;
     }
     void arrive(const Frame& f) {
-        drv.dev().deliver_frame(f.data(), static_cast<uint32_t>(f.size()));
+        drv.dev().deliver_frame(f.data(), static_cast<uint32_t>(f.size()), true);
         drv.run();
     }
     std::vector<Frame> sent;
@@ -167,6 +167,22 @@ TEST_F(WireUd, WhatTheEngineDoesNotTakeIsDroppedAndCounted) {
     // The receive is still there for one that is right.
     arrive(from_far(b.qpn, kQkey, data));
     ASSERT_EQ(1u, drv.poll_cq(b_cq).size());
+}
+
+TEST_F(WireUd, RoceFramesFromAnotherVmAreNotTheEnginesToTake) {
+    // A VM's netdev can send any UDP 4791 frame, claiming any GID and QPN;
+    // only frames through the uplink reach the RDMA engine.
+    uint64_t dst_gpa;
+    MrInfo dst = buffer(4096, 0, &dst_gpa);
+    drv.post_recv(b, 1, {sge(dst, 0, 4096)});
+    const Frame f = from_far(b.qpn, kQkey, Frame(64, 0x42));
+    drv.dev().deliver_frame(f.data(), static_cast<uint32_t>(f.size()), false);
+    drv.run();
+    EXPECT_TRUE(drv.poll_cq(b_cq).empty());
+    EXPECT_EQ(0u, counter(&vrnic_regs::wire_rx_pkts));
+    EXPECT_EQ(0u, counter(&vrnic_regs::wire_rx_drops));
+    arrive(f); // the same through the uplink
+    EXPECT_EQ(1u, drv.poll_cq(b_cq).size());
 }
 
 TEST(WireFrames, RoceIsUdpToPort4791OverIpv4OrIpv6) {
