@@ -1,15 +1,13 @@
 // The fabric's Ethernet switch (qemu/eth_switch.h) on its own: learning,
 // flooding, the source MAC check and the MTU, each frame checked in the
 // inboxes it reached.
-#include "eth_switch.h"
+#include "switch_frames.h"
 
 #include <gtest/gtest.h>
 #include <vector>
 
 namespace vrnic::test {
 namespace {
-
-using Frames = std::vector<std::vector<uint8_t>>;
 
 constexpr Mac kMac[3] = {{0x52, 0x54, 0x00, 0x56, 0x52, 0x01},
                          {0x52, 0x54, 0x00, 0x56, 0x52, 0x02},
@@ -23,27 +21,13 @@ class Switch : public ::testing::Test {
         for (const Mac& m : kMac)
             sw.inbox(sw.add_port(m)).open();
     }
-    // A frame dst <- src of `len` bytes whose payload depends on `seq`.
-    static std::vector<uint8_t> frame(const Mac& dst, const Mac& src, uint32_t len, uint8_t seq) {
-        std::vector<uint8_t> f(len);
-        std::copy(dst.begin(), dst.end(), f.begin());
-        std::copy(src.begin(), src.end(), f.begin() + 6);
-        f[12] = 0x88;
-        f[13] = 0xb5;
-        for (uint32_t i = 14; i < len; i++)
-            f[i] = static_cast<uint8_t>(seq * 31 + i);
-        return f;
+    static Frame frame(const Mac& dst, const Mac& src, uint32_t len, uint8_t seq) {
+        return eth_frame(dst, src, len, seq);
     }
     bool send(uint32_t from, const std::vector<uint8_t>& f) {
         return sw.forward(from, f.data(), static_cast<uint32_t>(f.size()));
     }
-    // What port p's inbox holds, taken out.
-    std::vector<std::vector<uint8_t>> taken(uint32_t p) {
-        std::vector<std::vector<uint8_t>> got;
-        sw.inbox(p).drain(
-            [&](const uint8_t* f, uint32_t n, uint32_t) { got.emplace_back(f, f + n); });
-        return got;
-    }
+    Frames taken(uint32_t p) { return take_frames(sw, p); }
     EthSwitch sw{1500};
 };
 

@@ -1,7 +1,7 @@
 // The fabric's uplink (qemu/uplink.h): the switch's rules for a port of
 // foreign stations, then the stream protocol on a real UNIX socket, driven
 // as QEMU's stream netdev drives it, with the bytes checked both ways.
-#include "eth_switch.h"
+#include "switch_frames.h"
 #include "uplink.h"
 
 #include <arpa/inet.h>
@@ -21,28 +21,16 @@
 namespace vrnic::test {
 namespace {
 
-using Frame = std::vector<uint8_t>;
-using Frames = std::vector<Frame>;
-
 constexpr Mac kVm[2] = {{0x52, 0x54, 0x00, 0x56, 0x52, 0x01}, {0x52, 0x54, 0x00, 0x56, 0x52, 0x02}};
 constexpr Mac kStation = {0x52, 0x54, 0x00, 0x77, 0x00, 0x09};
 constexpr Mac kBroadcast = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 Frame frame(const Mac& dst, const Mac& src, uint32_t len, uint8_t seq) {
-    Frame f(len);
-    std::copy(dst.begin(), dst.end(), f.begin());
-    std::copy(src.begin(), src.end(), f.begin() + 6);
-    f[12] = 0x08;
-    f[13] = 0x00;
-    for (uint32_t i = 14; i < len; i++)
-        f[i] = static_cast<uint8_t>(seq * 7 + i);
-    return f;
+    return eth_frame(dst, src, len, seq);
 }
 
 Frames taken(EthSwitch& sw, uint32_t p) {
-    Frames got;
-    sw.inbox(p).drain([&](const uint8_t* f, uint32_t n, uint32_t) { got.emplace_back(f, f + n); });
-    return got;
+    return take_frames(sw, p);
 }
 
 class UplinkSwitch : public ::testing::Test {
