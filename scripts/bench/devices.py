@@ -1,6 +1,7 @@
 """Find and bring up the RDMA devices of a guest: rxe0 and vrnic0.
-   python3 -m scripts.bench.devices DEVICE   prints DEVICE's RoCE v2 IPv4 GID
-   index once it has one."""
+   python3 -m scripts.bench.devices DEVICE [--ipv6]   prints the index of
+   DEVICE's RoCE v2 GID of its IPv4 (or link-local IPv6) address once it
+   has one."""
 import os
 import subprocess
 import sys
@@ -9,8 +10,12 @@ import time
 SYS = "/sys/class/infiniband"
 
 
-def roce_v2_ipv4_gid(device):
-    """Index of the device's RoCE v2 GID that carries an IPv4 address."""
+V4_MAPPED = "0000:0000:0000:0000:0000:ffff:"
+LINK_LOCAL = "fe80:"
+
+
+def roce_v2_gid(device, prefix):
+    """Index of the device's RoCE v2 GID whose address starts with prefix."""
     port = f"{SYS}/{device}/ports/1"
     for name in sorted(os.listdir(f"{port}/gids"), key=int):
         try:
@@ -20,9 +25,14 @@ def roce_v2_ipv4_gid(device):
                 kind = f.read().strip()
         except OSError:
             continue  # unused entries cannot be read
-        if kind == "RoCE v2" and gid.startswith("0000:0000:0000:0000:0000:ffff:"):
+        if kind == "RoCE v2" and gid.startswith(prefix):
             return int(name)
-    raise RuntimeError(f"{device}: no RoCE v2 IPv4 GID")
+    raise RuntimeError(f"{device}: no RoCE v2 GID {prefix}...")
+
+
+def roce_v2_ipv4_gid(device):
+    """Index of the device's RoCE v2 GID that carries an IPv4 address."""
+    return roce_v2_gid(device, V4_MAPPED)
 
 
 def netdev_of(device):
@@ -47,16 +57,16 @@ def bring_up_rxe(netdev="eth0"):
     return "rxe0"
 
 
-def wait_gid(device, tries=50):
+def wait_gid(device, tries=50, prefix=V4_MAPPED):
     for _ in range(tries):
         try:
-            return roce_v2_ipv4_gid(device)
+            return roce_v2_gid(device, prefix)
         except (RuntimeError, OSError):
             time.sleep(0.1)
-    return roce_v2_ipv4_gid(device)
+    return roce_v2_gid(device, prefix)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python3 -m scripts.bench.devices DEVICE")
-    print(wait_gid(sys.argv[1]))
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--ipv6"]):
+        sys.exit("usage: python3 -m scripts.bench.devices DEVICE [--ipv6]")
+    print(wait_gid(sys.argv[1], prefix=LINK_LOCAL if sys.argv[2:] else V4_MAPPED))
