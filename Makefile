@@ -141,13 +141,14 @@ check-packages: deb
 check-libvirt:
 	tests/libvirt/run
 
-# The fabric's threads under ThreadSanitizer: the switch tests and two port
-# threads exchanging frames (tests/unit/fabric_test.cc); any report fails
+# The fabric's threads under ThreadSanitizer: the switch tests, two port
+# threads exchanging frames (tests/unit/fabric_test.cc) and the uplink's
+# thread with its peer (tests/unit/uplink_test.cc); any report fails
 # (TSan's exit status 66).
 check-tsan:
 	cmake -S . -B build/tsan -DVRNIC_TSAN=ON -Wno-dev >/dev/null
 	cmake --build build/tsan -j $(JOBS) --target vrnic_model_tests
-	build/tsan/tests/unit/vrnic_model_tests --gtest_filter='Switch.*:Fabric.*:CrossVm*:FifoLock.*'
+	build/tsan/tests/unit/vrnic_model_tests --gtest_filter='Switch.*:Fabric.*:CrossVm*:FifoLock.*:Uplink*'
 
 demo: all
 	scripts/demo
