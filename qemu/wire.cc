@@ -58,8 +58,8 @@ void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn,
     roce::build(p, frame.data());
     if (d.wire(frame.data(), static_cast<uint32_t>(frame.size())))
         count_in_reg(&d.regs()->wire_tx_pkts);
-    else
-        count_in_reg(&d.regs()->wire_rx_drops); // refused on its way out
+    else // the switch refused it (longer than the fabric's MTU): it reaches no one
+        count_in_reg(&d.regs()->ud_no_dest_drops);
 }
 
 bool is_roce_frame(const uint8_t* f, uint32_t len) {

@@ -21,7 +21,9 @@ inline bool has_wire(const DeviceState& d) {
 
 // Sends the datagram `msg` of WQE `h` from UD QP `qp` to `dest_qpn` at
 // av's (unicast) GID as one RoCE v2 packet, from the device's MAC to
-// av.dmac. The datagram fits the path MTU (the caller checked).
+// av.dmac. The datagram fits the path MTU (the caller checked); a packet
+// the switch refuses (over the fabric's Ethernet MTU) counts as a datagram
+// that found no destination.
 void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn, uint32_t qkey,
                   const vrnic_send_wqe_hdr& h, LocalMsg& msg);
 

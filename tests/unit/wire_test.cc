@@ -105,6 +105,17 @@ TEST_F(WireUd, ADatagramToAGidNoVmHoldsLeavesAsOnePacket) {
     EXPECT_EQ((p.bth.psn + 1) & VRNIC_PSN_MASK, q.bth.psn);
 }
 
+TEST_F(WireUd, APacketTheSwitchRefusesIsCountedAsUndeliverable) {
+    drv.dev().set_wire([](const uint8_t*, uint32_t) { return false; });
+    MrInfo src = buffer(64, 0x21);
+    drv.post_send(a, ud_send(far_ah(), 0x123, kQkey, {sge(src, 0, 64)}));
+    drv.run();
+    EXPECT_EQ(VRNIC_WC_SUCCESS, drv.poll_cq(a_cq).at(0).status);
+    EXPECT_EQ(0u, counter(&vrnic_regs::wire_tx_pkts));
+    EXPECT_EQ(0u, counter(&vrnic_regs::wire_rx_drops));
+    EXPECT_EQ(1u, counter(&vrnic_regs::ud_no_dest_drops));
+}
+
 TEST_F(WireUd, WithoutAnUplinkSuchADatagramIsCountedAsUndeliverable) {
     drv.dev().set_wire({});
     MrInfo src = buffer(64, 0x21);
