@@ -7,6 +7,7 @@
 #include "log.h"
 #include "rdma_fabric.h"
 #include "requester.h"
+#include "roce_packet.h"
 #include "shared_word.h"
 #include "wire.h"
 
@@ -204,7 +205,7 @@ uint64_t Device::next_deadline() const {
 bool Device::deliver_frame(const uint8_t* frame, uint32_t len, bool from_wire) {
     auto own = hold();
     bool ok = true;
-    if (from_wire && has_wire(d_) && is_roce_frame(frame, len))
+    if (from_wire && has_wire(d_) && roce::is_roce_frame(frame, len))
         wire_receive(d_, frame, len);
     else
         ok = eth_deliver_rx(d_, frame, len);

@@ -43,6 +43,22 @@ void put64(uint8_t* p, uint64_t v) {
     put32(p + 4, static_cast<uint32_t>(v));
 }
 
+// The EtherType after at most one 802.1Q tag, and where what it names
+// starts; false when the frame is too short to say.
+bool ether_payload(const uint8_t* f, uint32_t len, uint16_t* type, uint32_t* off) {
+    if (len < kEthBytes)
+        return false;
+    uint32_t at = 12;
+    if (get16(f + at) == kEtherVlan) {
+        if (len < kEthBytes + kVlanBytes)
+            return false;
+        at += kVlanBytes;
+    }
+    *type = get16(f + at);
+    *off = at + 2;
+    return true;
+}
+
 // CRC-32 as Ethernet computes it (reflected, polynomial 0x04c11db7).
 struct CrcTable {
     uint32_t t[256];
@@ -180,21 +196,15 @@ const char* drop_name(Drop d) {
 
 Drop parse(const uint8_t* f, uint32_t len, Packet* p) {
     *p = Packet{}; // the headers a packet lacks read as zero
-    if (len < kEthBytes)
+    uint16_t type;
+    uint32_t off;
+    if (!ether_payload(f, len, &type, &off))
         return Drop::truncated;
     memcpy(p->dst_mac.data(), f, 6);
     memcpy(p->src_mac.data(), f + 6, 6);
-    uint32_t off = 12;
-    uint16_t type = get16(f + off);
-    p->vlan = type == kEtherVlan;
-    if (p->vlan) {
-        if (len < kEthBytes + kVlanBytes)
-            return Drop::truncated;
+    p->vlan = off > kEthBytes;
+    if (p->vlan)
         p->vlan_tci = get16(f + 14);
-        off += kVlanBytes;
-        type = get16(f + off);
-    }
-    off += 2;
     if (type != kEtherIpv4 && type != kEtherIpv6)
         return Drop::not_ip;
     p->ipv6 = type == kEtherIpv6;
@@ -341,14 +351,25 @@ uint32_t write_ip_header(uint8_t* ip, bool ipv6, const uint8_t* sgid, const uint
     return kIpv4Bytes;
 }
 
-bool reseal(uint8_t* f, uint32_t len) {
-    uint32_t off = 12;
-    if (len >= kEthBytes + kVlanBytes && get16(f + off) == kEtherVlan)
-        off += kVlanBytes;
-    if (len < off + 2)
+bool is_roce_frame(const uint8_t* f, uint32_t len) {
+    uint16_t type;
+    uint32_t off, udp;
+    if (!ether_payload(f, len, &type, &off))
         return false;
-    const uint16_t type = get16(f + off);
-    off += 2;
+    if (type == kEtherIpv4 && len >= off + kIpv4Bytes && f[off + 9] == kIpProtoUdp)
+        udp = off + (f[off] & 0x0f) * 4u;
+    else if (type == kEtherIpv6 && len >= off + kIpv6Bytes && f[off + 6] == kIpProtoUdp)
+        udp = off + kIpv6Bytes;
+    else
+        return false;
+    return len >= udp + 4 && get16(f + udp + 2) == kUdpPort;
+}
+
+bool reseal(uint8_t* f, uint32_t len) {
+    uint16_t type;
+    uint32_t off;
+    if (!ether_payload(f, len, &type, &off))
+        return false;
     const bool ipv6 = type == kEtherIpv6;
     const uint32_t ip_bytes = ipv6 ? kIpv6Bytes : kIpv4Bytes;
     if ((!ipv6 && type != kEtherIpv4) || len - off < ip_bytes + kUdpBytes)

@@ -127,6 +127,10 @@ enum class Drop : uint8_t {
 };
 const char* drop_name(Drop d);
 
+// Whether a frame is RoCE v2 (UDP to port 4791 over IPv4 or IPv6), by
+// its headers alone: parse() then says whether it is a good one.
+bool is_roce_frame(const uint8_t* frame, uint32_t len);
+
 // Reads a frame. On Drop::none, *p holds every field (those of headers the
 // packet lacks are zero), p->payload points into `frame`.
 Drop parse(const uint8_t* frame, uint32_t len, Packet* p);

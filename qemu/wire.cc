@@ -62,25 +62,6 @@ void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn,
         count_in_reg(&d.regs()->ud_no_dest_drops);
 }
 
-bool is_roce_frame(const uint8_t* f, uint32_t len) {
-    uint32_t off = 12;
-    if (len >= 18 && f[12] == 0x81 && f[13] == 0x00)
-        off += 4;
-    if (len < off + 2)
-        return false;
-    const uint16_t type = static_cast<uint16_t>(f[off] << 8 | f[off + 1]);
-    off += 2;
-    uint32_t udp;
-    if (type == 0x0800 && len >= off + 20 && f[off + 9] == 17)
-        udp = off + (f[off] & 0x0f) * 4u;
-    else if (type == 0x86dd && len >= off + 40 && f[off + 6] == 17)
-        udp = off + 40;
-    else
-        return false;
-    return len >= udp + 4 && f[udp + 2] == (roce::kUdpPort >> 8) &&
-           f[udp + 3] == (roce::kUdpPort & 0xff);
-}
-
 void wire_receive(DeviceState& d, const uint8_t* f, uint32_t len) {
     vrnic_regs* r = d.regs();
     roce::Packet p;

@@ -27,10 +27,6 @@ inline bool has_wire(const DeviceState& d) {
 void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn, uint32_t qkey,
                   const vrnic_send_wqe_hdr& h, LocalMsg& msg);
 
-// Whether an arriving frame is RoCE v2 (UDP to port 4791), for the RDMA
-// engine rather than the netdev, as a RoCE NIC takes it.
-bool is_roce_frame(const uint8_t* frame, uint32_t len);
-
 // Receives a RoCE v2 frame: to one of the device's GIDs, UD to a ready QP,
 // delivered with the GRH area holding the packet's own IP header.
 // Anything else is dropped and counted.

@@ -205,15 +205,15 @@ TEST(WireFrames, RoceIsUdpToPort4791OverIpv4OrIpv6) {
             p.vlan = vlan;
             Frame f(roce::frame_bytes(p));
             roce::build(p, f.data());
-            EXPECT_TRUE(is_roce_frame(f.data(), uint32_t(f.size())));
+            EXPECT_TRUE(roce::is_roce_frame(f.data(), uint32_t(f.size())));
             const uint32_t port = 14 + (vlan ? 4 : 0) + (v6 ? 40 : 20) + 3;
             f[port] ^= 1; // 4790
-            EXPECT_FALSE(is_roce_frame(f.data(), uint32_t(f.size())));
-            EXPECT_FALSE(is_roce_frame(f.data(), port)); // cut before the port
+            EXPECT_FALSE(roce::is_roce_frame(f.data(), uint32_t(f.size())));
+            EXPECT_FALSE(roce::is_roce_frame(f.data(), port)); // cut before the port
         }
     }
     const uint8_t arp[42] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0x08, 0x06};
-    EXPECT_FALSE(is_roce_frame(arp, sizeof(arp)));
+    EXPECT_FALSE(roce::is_roce_frame(arp, sizeof(arp)));
 }
 
 } // namespace
