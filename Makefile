@@ -28,7 +28,7 @@ user:
 	cmake --build $(CMAKE_BUILD) -j $(JOBS)
 
 kernel:
-	@$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel modules
+	@$(MAKE) -j $(JOBS) -C $(KDIR) M=$(CURDIR)/kernel modules
 
 # The provider into libibverbs' directory plus /etc/libibverbs.d/vrnic.driver
 # (scripts/vm does this inside the guest's overlay only).
@@ -67,7 +67,7 @@ check-style:
 	$$(scripts/ksrc)/scripts/checkpatch.pl --no-tree --strict --quiet --terse --ignore USE_LOCKDEP -f $(KERNEL_STYLE_FILES)
 	$$(scripts/ksrc)/scripts/checkpatch.pl --no-tree --strict --quiet --terse \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON -f kernel/compat.h
-	@out=$$($(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR)/kernel C=2 W=1 modules 2>&1) || \
+	@out=$$($(MAKE) --no-print-directory -j $(JOBS) -C $(KDIR) M=$(CURDIR)/kernel C=2 W=1 modules 2>&1) || \
 		{ echo "$$out"; exit 1; }; \
 	if grep -E 'warning:|error:' <<<"$$out"; then echo "check-style: sparse or W=1 warnings"; exit 1; fi
 
