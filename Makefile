@@ -85,17 +85,19 @@ FUZZ_FLAGS := -max_len=4096 -timeout=10 -print_final_stats=1
 check-fuzz:
 	CXX=clang++ CC=clang cmake -S . -B build/fuzz -DVRNIC_FUZZ=ON -Wno-dev >/dev/null
 	cmake --build build/fuzz -j $(JOBS) --target vrnic_fuzz
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		rm -rf build/fuzz/corpus/$$t; mkdir -p build/fuzz/corpus/$$t; \
-		if [ -d tests/fuzz/corpus/$$t ]; then cp -r tests/fuzz/corpus/$$t/. build/fuzz/corpus/$$t/; fi; \
-		runs=$(FUZZ_RUNS); [[ $$t != roce ]] || runs=$(ROCE_FUZZ_RUNS); \
-		echo "check-fuzz: vrnic_fuzz_$$t, $$runs runs from $$(ls build/fuzz/corpus/$$t | wc -l) seeds"; \
-		if ! build/fuzz/tests/fuzz/vrnic_fuzz_$$t -runs=$$runs $(FUZZ_FLAGS) \
-			-artifact_prefix=build/fuzz/$$t- build/fuzz/corpus/$$t >build/fuzz/$$t.log 2>&1; then \
-			tail -n 60 build/fuzz/$$t.log; echo "check-fuzz: vrnic_fuzz_$$t FAILED"; exit 1; \
-		fi; \
-		grep -E '^#[0-9]+[[:space:]]+DONE|^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)' build/fuzz/$$t.log; \
-	done
+	@$(MAKE) --no-print-directory -j $(JOBS) $(addprefix fuzz-,$(FUZZ_TARGETS))
+
+# One fuzz target; check-fuzz runs them side by side, each on one core.
+fuzz-%:
+	@t=$*; rm -rf build/fuzz/corpus/$$t; mkdir -p build/fuzz/corpus/$$t; \
+	if [ -d tests/fuzz/corpus/$$t ]; then cp -r tests/fuzz/corpus/$$t/. build/fuzz/corpus/$$t/; fi; \
+	runs=$(FUZZ_RUNS); [[ $$t != roce ]] || runs=$(ROCE_FUZZ_RUNS); \
+	if ! build/fuzz/tests/fuzz/vrnic_fuzz_$$t -runs=$$runs $(FUZZ_FLAGS) \
+		-artifact_prefix=build/fuzz/$$t- build/fuzz/corpus/$$t >build/fuzz/$$t.log 2>&1; then \
+		tail -n 60 build/fuzz/$$t.log; echo "check-fuzz: vrnic_fuzz_$$t FAILED"; exit 1; \
+	fi; \
+	echo "check-fuzz: vrnic_fuzz_$$t, $$runs runs from $$(ls tests/fuzz/corpus/$$t 2>/dev/null | wc -l) seeds:" \
+		$$(grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added)' build/fuzz/$$t.log)
 
 # The guest suite runs on the driver built with VRNIC_DEBUG=1, so that its
 # invariant checks watch every test (a WARN fails the run as a splat); the
