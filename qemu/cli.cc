@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include "cli.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -8,7 +9,7 @@ namespace vrnic {
 
 const char* cli_usage() {
     return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
-           "                   [--vm PATH,FILE,BYTES]... [--mtu N] [--uplink PATH]\n"
+           "                   [--vm PATH,FILE,BYTES]... [--mtu N] [--uplink PATH] [--mac MAC]\n"
            "                   [--bar2-size BYTES] [--idle-us N] [--spin-us N] [-v]...\n"
            "       vrnic-model --vm PATH,FILE,BYTES [--vm PATH,FILE,BYTES]... [options]\n"
            "\n"
@@ -20,8 +21,8 @@ const char* cli_usage() {
            "with share=on (libvirt's memfd <memoryBacking>), the one shared\n"
            "mapping of BYTES in QEMU, its descriptor taken with pidfd_getfd. With\n"
            "several VMs, each is a port of one fabric: its own device, MAC\n"
-           "52:54:00:56:52:0N (N = 1, 2, ... in order) and thread, the Ethernet\n"
-           "functions joined by a learning switch.\n"
+           "52:54:00:56:52:0N (N = 1, 2, ... in order; --mac moves the start) and\n"
+           "thread, the Ethernet functions joined by a learning switch.\n"
            "\n"
            "With --uplink, the switch has one more port for stations that are not\n"
            "VMs of this model: a peer on the UNIX socket PATH that speaks QEMU's\n"
@@ -35,6 +36,8 @@ const char* cli_usage() {
            "  --mtu N                Ethernet MTU limit of every port, 68..9000\n"
            "                         (default 9000)\n"
            "  --uplink PATH          the switch's uplink: a UNIX socket to listen on\n"
+           "  --mac MAC              the first VM's MAC (xx:xx:xx:xx:xx:xx, unicast); the\n"
+           "                         others' add 1, 2, ... to its last byte\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
            "  --idle-us N            poll this long without work before sleeping\n"
            "                         (the guest must then kick; default 2)\n"
@@ -44,6 +47,20 @@ const char* cli_usage() {
            "  -v, --verbose          more logging (repeat for debug)\n"
            "  -q, --quiet            errors and warnings only\n"
            "  -h, --help             this text\n";
+}
+
+// "xx:xx:xx:xx:xx:xx", hex digits in either case.
+static bool parse_mac(const std::string& s, std::array<uint8_t, 6>* out) {
+    if (s.size() != 17)
+        return false;
+    for (size_t i = 0; i < 6; i++) {
+        const std::string byte = s.substr(3 * i, 2);
+        if ((i < 5 && s[3 * i + 2] != ':') || !isxdigit(static_cast<unsigned char>(byte[0])) ||
+            !isxdigit(static_cast<unsigned char>(byte[1])))
+            return false;
+        (*out)[i] = static_cast<uint8_t>(strtoul(byte.c_str(), nullptr, 16));
+    }
+    return true;
 }
 
 bool parse_size(const std::string& s, uint64_t* out) {
@@ -156,6 +173,20 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
         } else if (a == "--uplink") {
             if (!value(&o->uplink))
                 return CliResult::error;
+        } else if (a == "--mac") {
+            std::string v;
+            if (!value(&v))
+                return CliResult::error;
+            std::array<uint8_t, 6> mac;
+            if (!parse_mac(v, &mac)) {
+                *err = "--mac: '" + v + "' is not xx:xx:xx:xx:xx:xx";
+                return CliResult::error;
+            }
+            if ((mac[0] & 1) || mac == std::array<uint8_t, 6>{}) {
+                *err = "--mac: " + v + " is not a unicast station address";
+                return CliResult::error;
+            }
+            o->mac = mac;
         } else if (a == "--bar2-size") {
             if (!size_value(&o->bar2_size))
                 return CliResult::error;
@@ -204,6 +235,10 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
     }
     if (o->vms.size() > kMaxVms) {
         *err = "at most " + std::to_string(kMaxVms) + " VMs";
+        return CliResult::error;
+    }
+    if (o->mac && (*o->mac)[5] + o->vms.size() - 1 > 0xff) {
+        *err = "--mac: " + std::to_string(o->vms.size()) + " VMs do not fit below its last byte";
         return CliResult::error;
     }
     if (o->bar2_size && (o->bar2_size < 65536 || (o->bar2_size & (o->bar2_size - 1)))) {

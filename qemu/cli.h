@@ -3,7 +3,9 @@
 // unit-tested.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +26,11 @@ struct CliOptions {
     uint64_t guest_mem_size = 0;
     // ... then each --vm. After parsing: every VM, the first one first.
     std::vector<VmOption> vms;
-    uint32_t mtu = 0;       // the Ethernet MTU of every port; 0: the default
-    std::string uplink;     // the uplink's socket (uplink.h); empty: none
+    uint32_t mtu = 0;   // the Ethernet MTU of every port; 0: the default
+    std::string uplink; // the uplink's socket (uplink.h); empty: none
+    // The first VM's MAC, the others' following in the last byte; unset:
+    // DeviceParams' (two models on one segment need different ones).
+    std::optional<std::array<uint8_t, 6>> mac;
     uint64_t bar2_size = 0; // 0: the interface's default
     int verbosity = 0;      // each -v raises the log level by one
     int64_t idle_us = -1;   // busy-poll window before sleeping; -1: the default

@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
         base.bar2_size = opt.bar2_size;
     if (opt.mtu)
         base.eth_max_mtu = opt.mtu;
+    if (opt.mac)
+        std::copy(opt.mac->begin(), opt.mac->end(), base.mac);
     EthSwitch fabric(base.eth_max_mtu);
     static_assert(kMaxVms <= RdmaFabric::kMaxPorts);
     RdmaFabric rdma(static_cast<uint32_t>(opt.vms.size()));
@@ -77,7 +79,10 @@ int main(int argc, char** argv) {
         cfg.mem = mem.get();
         cfg.params = base;
         cfg.params.mac[5] = static_cast<uint8_t>(base.mac[5] + i);
-        cfg.params.node_guid = base.node_guid + (uint64_t(i) << 16);
+        // The MAC, then 0001: a node GUID as unique as the MAC.
+        cfg.params.node_guid = 1;
+        for (int b = 0; b < 6; b++)
+            cfg.params.node_guid |= uint64_t(cfg.params.mac[b]) << (56 - 8 * b);
         if (opt.idle_us >= 0)
             cfg.idle_ns = static_cast<uint64_t>(opt.idle_us) * 1000;
         if (opt.spin_us >= 0)

@@ -76,6 +76,13 @@ TEST(Cli, BadVmsAndMtuNameTheProblem) {
         {{"--vm", "s,m,4096", "--uplink"}, "--uplink needs a value"},
         {{"--vm", "s,m,4096", "--mtu", "67"}, "68..9000"},
         {{"--vm", "s,m,4096", "--mtu", "9001"}, "68..9000"},
+        {{"--vm", "s,m,4096", "--mac", "52:54:00:56:53"}, "xx:xx:xx:xx:xx:xx"},
+        {{"--vm", "s,m,4096", "--mac", "52:54:00:56:53:0g"}, "xx:xx:xx:xx:xx:xx"},
+        {{"--vm", "s,m,4096", "--mac", "52-54-00-56-53-01"}, "xx:xx:xx:xx:xx:xx"},
+        {{"--vm", "s,m,4096", "--mac", "53:54:00:56:53:01"}, "not a unicast"},
+        {{"--vm", "s,m,4096", "--mac", "00:00:00:00:00:00"}, "not a unicast"},
+        {{"--vm", "s,m,4096", "--vm", "t,n,4096", "--mac", "52:54:00:56:53:ff"},
+         "2 VMs do not fit"},
         {{}, "--socket"},
     };
     for (auto& c : cases) {
@@ -84,6 +91,18 @@ TEST(Cli, BadVmsAndMtuNameTheProblem) {
         EXPECT_EQ(CliResult::error, parse(c.args, &o, &err)) << c.needle;
         EXPECT_NE(std::string::npos, err.find(c.needle)) << err;
     }
+}
+
+TEST(Cli, MacOfTheFirstVm) {
+    CliOptions o;
+    std::string err;
+    EXPECT_FALSE(o.mac); // DeviceParams' unless given
+    ASSERT_EQ(
+        CliResult::ok,
+        parse({"--vm", "s,m,4096", "--vm", "t,n,4096", "--mac", "52:54:00:56:53:FE"}, &o, &err))
+        << err;
+    ASSERT_TRUE(o.mac);
+    EXPECT_EQ((std::array<uint8_t, 6>{0x52, 0x54, 0x00, 0x56, 0x53, 0xfe}), *o.mac);
 }
 
 TEST(Cli, Help) {
