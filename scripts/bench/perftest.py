@@ -9,6 +9,8 @@ import time
 
 BW_TESTS = {"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"}
 LAT_TESTS = {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat"}
+# The UD points make bench measures between two VMs.
+UD_POINTS = [("ib_send_lat", 8), ("ib_send_bw", 64), ("ib_send_bw", 1024)]
 
 
 class PerftestError(RuntimeError):
