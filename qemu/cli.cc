@@ -10,6 +10,7 @@ namespace vrnic {
 const char* cli_usage() {
     return "usage: vrnic-model --socket PATH --guest-mem FILE --guest-mem-size BYTES\n"
            "                   [--vm PATH,FILE,BYTES]... [--mtu N] [--uplink PATH] [--mac MAC]\n"
+           "                   [--uplink-faults drop=P,dup=P,reorder=P,seed=N]\n"
            "                   [--bar2-size BYTES] [--idle-us N] [--spin-us N] [-v]...\n"
            "       vrnic-model --vm PATH,FILE,BYTES [--vm PATH,FILE,BYTES]... [options]\n"
            "\n"
@@ -36,6 +37,9 @@ const char* cli_usage() {
            "  --mtu N                Ethernet MTU limit of every port, 68..9000\n"
            "                         (default 9000)\n"
            "  --uplink PATH          the switch's uplink: a UNIX socket to listen on\n"
+           "  --uplink-faults SPEC   for tests: the uplink drops, duplicates and reorders\n"
+           "                         P percent (0..50) of the frames each way, from the\n"
+           "                         seed N (drop=3,dup=2,reorder=5,seed=7; any subset)\n"
            "  --mac MAC              the first VM's MAC (xx:xx:xx:xx:xx:xx, unicast); the\n"
            "                         others' add 1, 2, ... to its last byte\n"
            "  --bar2-size BYTES      BAR2 size, a power of two (default: interface default)\n"
@@ -173,6 +177,14 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
         } else if (a == "--uplink") {
             if (!value(&o->uplink))
                 return CliResult::error;
+        } else if (a == "--uplink-faults") {
+            std::string v;
+            if (!value(&v))
+                return CliResult::error;
+            if (!parse_link_faults(v, &o->uplink_faults, err)) {
+                *err = "--uplink-faults: " + *err;
+                return CliResult::error;
+            }
         } else if (a == "--mac") {
             std::string v;
             if (!value(&v))
@@ -235,6 +247,10 @@ CliResult parse_cli(const std::vector<std::string>& args, CliOptions* o, std::st
     }
     if (o->vms.size() > kMaxVms) {
         *err = "at most " + std::to_string(kMaxVms) + " VMs";
+        return CliResult::error;
+    }
+    if (o->uplink_faults.any() && o->uplink.empty()) {
+        *err = "--uplink-faults needs --uplink";
         return CliResult::error;
     }
     if (o->mac && (*o->mac)[5] + o->vms.size() - 1 > 0xff) {

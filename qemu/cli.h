@@ -3,6 +3,8 @@
 // unit-tested.
 #pragma once
 
+#include "link_faults.h"
+
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -26,8 +28,9 @@ struct CliOptions {
     uint64_t guest_mem_size = 0;
     // ... then each --vm. After parsing: every VM, the first one first.
     std::vector<VmOption> vms;
-    uint32_t mtu = 0;   // the Ethernet MTU of every port; 0: the default
-    std::string uplink; // the uplink's socket (uplink.h); empty: none
+    uint32_t mtu = 0;             // the Ethernet MTU of every port; 0: the default
+    std::string uplink;           // the uplink's socket (uplink.h); empty: none
+    LinkFaultRates uplink_faults; // a lossy uplink, for tests (link_faults.h)
     // The first VM's MAC, the others' following in the last byte; unset:
     // DeviceParams' (two models on one segment need different ones).
     std::optional<std::array<uint8_t, 6>> mac;

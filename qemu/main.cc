@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
     }
 
     std::unique_ptr<Uplink> uplink;
-    if (!opt.uplink.empty() && !(uplink = Uplink::create(opt.uplink, &fabric, &err))) {
+    if (!opt.uplink.empty() &&
+        !(uplink = Uplink::create(opt.uplink, &fabric, opt.uplink_faults, &err))) {
         LOG_ERR("%s", err.c_str());
         return 1;
     }
@@ -160,6 +161,14 @@ int main(int argc, char** argv) {
                  (unsigned long long)u.connects, (unsigned long long)u.refused,
                  (unsigned long long)u.rx_frames, (unsigned long long)u.tx_frames,
                  (unsigned long long)u.tx_dropped, (unsigned long long)u.bad_length);
+        if (opt.uplink_faults.any())
+            LOG_INFO(
+                "uplink faults: in %llu dropped, %llu duplicated, %llu reordered; out "
+                "%llu, %llu, %llu",
+                (unsigned long long)u.rx_faults.dropped, (unsigned long long)u.rx_faults.duplicated,
+                (unsigned long long)u.rx_faults.reordered, (unsigned long long)u.tx_faults.dropped,
+                (unsigned long long)u.tx_faults.duplicated,
+                (unsigned long long)u.tx_faults.reordered);
     }
     ports.clear(); // removes the sockets
     uplink.reset();

@@ -27,13 +27,14 @@ bool watch(int ep, int op, int fd, uint32_t events, Tag tag) {
 
 } // namespace
 
-std::unique_ptr<Uplink> Uplink::create(const std::string& path, EthSwitch* sw, std::string* err) {
+std::unique_ptr<Uplink> Uplink::create(const std::string& path, EthSwitch* sw,
+                                       const LinkFaultRates& faults, std::string* err) {
     auto l = IvshmemListener::listen(path, err);
     if (!l) {
         *err = "uplink: " + *err;
         return nullptr;
     }
-    return std::unique_ptr<Uplink>(new Uplink(std::move(l), sw, sw->add_uplink()));
+    return std::unique_ptr<Uplink>(new Uplink(std::move(l), sw, sw->add_uplink(), faults));
 }
 
 bool Uplink::receive() {
@@ -45,6 +46,10 @@ bool Uplink::receive() {
         return false;
     if (n < 0)
         return errno == EAGAIN || errno == EINTR;
+    const LinkFaults::Emit forward = [this](const uint8_t* f, uint32_t len) {
+        sw_->forward(port_, f, len); // the switch counts what it drops
+        rx_frames_.fetch_add(1, std::memory_order_relaxed);
+    };
     size_t off = 0;
     while (in_.size() - off >= 4) {
         uint32_t be;
@@ -57,16 +62,16 @@ bool Uplink::receive() {
         }
         if (in_.size() - off - 4 < len)
             break;
-        sw_->forward(port_, &in_[off + 4], len); // the switch counts what it drops
-        rx_frames_.fetch_add(1, std::memory_order_relaxed);
+        rx_faults_.pass(&in_[off + 4], len, forward);
         off += 4 + size_t(len);
     }
+    rx_faults_.release(forward);
     in_.erase(in_.begin(), in_.begin() + static_cast<ptrdiff_t>(off));
     return true;
 }
 
 void Uplink::take_inbox() {
-    sw_->inbox(port_).drain([this](const uint8_t* f, uint32_t len, uint32_t) {
+    const LinkFaults::Emit frame = [this](const uint8_t* f, uint32_t len) {
         if (out_.size() + 4 + len > kMaxPending) {
             tx_dropped_.fetch_add(1, std::memory_order_relaxed);
             return;
@@ -76,7 +81,10 @@ void Uplink::take_inbox() {
         out_.insert(out_.end(), b, b + 4);
         out_.insert(out_.end(), f, f + len);
         tx_frames_.fetch_add(1, std::memory_order_relaxed);
-    });
+    };
+    sw_->inbox(port_).drain(
+        [&](const uint8_t* f, uint32_t len, uint32_t) { tx_faults_.pass(f, len, frame); });
+    tx_faults_.release(frame);
 }
 
 bool Uplink::flush() {
@@ -178,8 +186,8 @@ bool Uplink::run(const std::atomic<bool>& stop, int stop_fd) {
 
 UplinkCounters Uplink::counters() const {
     auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-    return {r(connects_),  r(refused_),    r(rx_frames_),
-            r(tx_frames_), r(tx_dropped_), r(bad_length_)};
+    return {r(connects_),   r(refused_),    r(rx_frames_),         r(tx_frames_),
+            r(tx_dropped_), r(bad_length_), rx_faults_.counters(), tx_faults_.counters()};
 }
 
 } // namespace vrnic

@@ -13,6 +13,7 @@
 
 #include "eth_switch.h"
 #include "ivshmem_transport.h"
+#include "link_faults.h"
 #include "unique_fd.h"
 
 #include <atomic>
@@ -24,12 +25,13 @@
 namespace vrnic {
 
 struct UplinkCounters {
-    uint64_t connects = 0;   // peers accepted
-    uint64_t refused = 0;    // peers refused: another one was connected
-    uint64_t rx_frames = 0;  // frames from the peer handed to the switch
-    uint64_t tx_frames = 0;  // frames written to the peer
-    uint64_t tx_dropped = 0; // frames for the peer with its socket full
-    uint64_t bad_length = 0; // connections ended by an impossible length
+    uint64_t connects = 0;                  // peers accepted
+    uint64_t refused = 0;                   // peers refused: another one was connected
+    uint64_t rx_frames = 0;                 // frames from the peer handed to the switch
+    uint64_t tx_frames = 0;                 // frames written to the peer
+    uint64_t tx_dropped = 0;                // frames for the peer with its socket full
+    uint64_t bad_length = 0;                // connections ended by an impossible length
+    LinkFaultCounters rx_faults, tx_faults; // --uplink-faults, each way
 };
 
 class Uplink {
@@ -41,8 +43,9 @@ class Uplink {
     static constexpr size_t kMaxPending = 1 << 20;
 
     // Before any port thread starts: listens on `path` and adds the uplink
-    // port to `sw`.
-    static std::unique_ptr<Uplink> create(const std::string& path, EthSwitch* sw, std::string* err);
+    // port to `sw`. `faults`: what the link does to frames each way.
+    static std::unique_ptr<Uplink> create(const std::string& path, EthSwitch* sw,
+                                          const LinkFaultRates& faults, std::string* err);
 
     // The thread body: returns when `stop` is set (stop_fd becomes readable
     // then too); false on an unrecoverable error.
@@ -52,8 +55,10 @@ class Uplink {
     uint32_t port() const { return port_; }
 
   private:
-    Uplink(std::unique_ptr<IvshmemListener> l, EthSwitch* sw, uint32_t port)
-        : listener_(std::move(l)), sw_(sw), port_(port) {}
+    Uplink(std::unique_ptr<IvshmemListener> l, EthSwitch* sw, uint32_t port,
+           const LinkFaultRates& faults)
+        : listener_(std::move(l)), sw_(sw), port_(port), rx_faults_(faults, 0),
+          tx_faults_(faults, 1) {}
     // Reads what the peer sent and forwards each whole frame; false when the
     // connection is over.
     bool receive();
@@ -73,6 +78,7 @@ class Uplink {
     UniqueFd conn_;
     std::vector<uint8_t> in_;  // bytes read, not yet a whole frame
     std::vector<uint8_t> out_; // framed bytes not yet written
+    LinkFaults rx_faults_, tx_faults_;
     std::atomic<uint64_t> connects_{0}, refused_{0}, rx_frames_{0}, tx_frames_{0}, tx_dropped_{0},
         bad_length_{0};
 };

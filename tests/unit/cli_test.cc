@@ -83,6 +83,9 @@ TEST(Cli, BadVmsAndMtuNameTheProblem) {
         {{"--vm", "s,m,4096", "--mac", "00:00:00:00:00:00"}, "not a unicast"},
         {{"--vm", "s,m,4096", "--vm", "t,n,4096", "--mac", "52:54:00:56:53:ff"},
          "2 VMs do not fit"},
+        {{"--vm", "s,m,4096", "--uplink-faults", "drop=3"}, "needs --uplink"},
+        {{"--vm", "s,m,4096", "--uplink", "u", "--uplink-faults", "drop=60"},
+         "--uplink-faults: drop must be"},
         {{}, "--socket"},
     };
     for (auto& c : cases) {
@@ -103,6 +106,19 @@ TEST(Cli, MacOfTheFirstVm) {
         << err;
     ASSERT_TRUE(o.mac);
     EXPECT_EQ((std::array<uint8_t, 6>{0x52, 0x54, 0x00, 0x56, 0x53, 0xfe}), *o.mac);
+}
+
+TEST(Cli, UplinkFaults) {
+    CliOptions o;
+    std::string err;
+    ASSERT_EQ(CliResult::ok, parse({"--vm", "s,m,4096", "--uplink", "u", "--uplink-faults",
+                                    "drop=2,dup=1,reorder=3,seed=5"},
+                                   &o, &err))
+        << err;
+    EXPECT_EQ(2u, o.uplink_faults.drop);
+    EXPECT_EQ(1u, o.uplink_faults.dup);
+    EXPECT_EQ(3u, o.uplink_faults.reorder);
+    EXPECT_EQ(5u, o.uplink_faults.seed);
 }
 
 TEST(Cli, Help) {

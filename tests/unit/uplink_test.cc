@@ -4,6 +4,7 @@
 #include "switch_frames.h"
 #include "uplink.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -191,7 +193,7 @@ class UplinkSocket : public ::testing::Test {
         path = dir + "/uplink.sock";
         sw.inbox(sw.add_port(kVm[0])).open();
         std::string err;
-        uplink = Uplink::create(path, &sw, &err);
+        uplink = Uplink::create(path, &sw, faults, &err);
         ASSERT_TRUE(uplink) << err;
         stop_fd = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
         thread = std::thread([this] { ran_ok = uplink->run(stop, stop_fd.get()); });
@@ -221,6 +223,7 @@ class UplinkSocket : public ::testing::Test {
     }
 
     EthSwitch sw{9000};
+    LinkFaultRates faults; // none unless a test's fixture sets them
     std::unique_ptr<Uplink> uplink;
     std::string dir, path;
     UniqueFd stop_fd;
@@ -312,6 +315,60 @@ TEST_F(UplinkSocket, APeerThatDoesNotReadLosesFramesAndStallsNoOne) {
     EXPECT_EQ(Frames{in}, vm_got(1));
     // And what it queued arrives whole, in order.
     EXPECT_EQ(big, peer.read_frame());
+}
+
+// --uplink-faults: what the peer gets and what the VM gets are what the
+// counters say the link did, each way, and every frame that arrives is one
+// that was sent.
+class UplinkSocketFaulty : public UplinkSocket {
+  protected:
+    void SetUp() override {
+        faults = {.drop = 20, .dup = 20, .reorder = 20, .seed = 3};
+        UplinkSocket::SetUp();
+    }
+};
+
+TEST_F(UplinkSocketFaulty, FramesAreDroppedDuplicatedAndReorderedAsCounted) {
+    Peer peer(path);
+    ASSERT_TRUE(peer.ok());
+    ASSERT_TRUE(eventually([&] { return uplink->counters().connects == 1; }));
+    constexpr int kFrames = 200;
+    Frames in, out;
+    for (int i = 0; i < kFrames; i++) {
+        in.push_back(frame(kVm[0], kStation, 64 + i, uint8_t(i)));
+        out.push_back(frame(kStation, kVm[0], 64 + i, uint8_t(i)));
+    }
+    // The station must be learned before the VM's frames go to it.
+    for (const Frame& f : in)
+        peer.send_frame(f);
+    ASSERT_TRUE(eventually([&] { return uplink->counters().rx_frames > 0; }));
+    for (const Frame& f : out)
+        ASSERT_TRUE(vm_sends(f));
+    // Every frame has passed the link, each way, before the counts are read.
+    ASSERT_TRUE(eventually([&] {
+        const UplinkCounters c = uplink->counters();
+        return c.rx_frames + c.rx_faults.dropped - c.rx_faults.duplicated == kFrames &&
+               c.tx_frames + c.tx_faults.dropped - c.tx_faults.duplicated == kFrames;
+    }));
+    const UplinkCounters c = uplink->counters();
+    const Frames vm = vm_got(c.rx_frames);
+    Frames peer_got;
+    for (uint64_t i = 0; i < kFrames - c.tx_faults.dropped + c.tx_faults.duplicated; i++)
+        peer_got.push_back(peer.read_frame());
+
+    for (const auto& [f, got, sent] :
+         {std::tuple{c.rx_faults, vm, in}, std::tuple{c.tx_faults, peer_got, out}}) {
+        EXPECT_LT(0u, f.dropped);
+        EXPECT_LT(0u, f.duplicated);
+        EXPECT_LT(0u, f.reordered);
+        EXPECT_EQ(kFrames - f.dropped + f.duplicated, got.size());
+        size_t out_of_order = 0;
+        for (size_t i = 0; i < got.size(); i++) {
+            EXPECT_NE(sent.end(), std::find(sent.begin(), sent.end(), got[i])) << i;
+            out_of_order += i && got[i].size() < got[i - 1].size();
+        }
+        EXPECT_LT(0u, out_of_order);
+    }
 }
 
 } // namespace
