@@ -258,7 +258,11 @@ TEST_F(Fabric, TwoVmsExchangeFramesBothWaysAtOnce) {
     EXPECT_TRUE(errors.empty());
     const SwitchCounters c = sw.counters();
     EXPECT_EQ(2 * kFrames, c.forwarded + c.flooded);
-    EXPECT_LE(c.flooded, 2 * kWindow); // only until each side has sent once
+    // Flooded only until the switch has learned both MACs, which takes each
+    // side's first frame and however long its port thread takes to send it
+    // (long under ThreadSanitizer): a bound on the order of the windows
+    // would be a race; a switch that does not learn floods all 6000.
+    EXPECT_LE(c.flooded, kFrames / 10);
     EXPECT_EQ(0u, c.spoofed + c.bad_len + c.to_self);
 }
 
