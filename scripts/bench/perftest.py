@@ -13,6 +13,13 @@ LAT_TESTS = {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat"}
 UD_POINTS = [("ib_send_lat", 8), ("ib_send_bw", 64), ("ib_send_bw", 1024)]
 
 
+def vm_point_args(test, dev, gid, port, size, conn="RC"):
+    """perftest's arguments for one point between two VMs (cross-vm-run,
+    wire-run): bandwidth for 2 s, latency over 5000 iterations."""
+    args = [test, "-d", dev, "-x", str(gid), "-p", str(port), "-F", "-s", str(size), "-c", conn]
+    return args + (["-D", "2"] if test in BW_TESTS else ["-n", "5000"])
+
+
 class PerftestError(RuntimeError):
     pass
 
