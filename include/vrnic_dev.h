@@ -46,7 +46,7 @@
 
 #define VRNIC_SIGNATURE			0x434e5256U	/* "VRNC" in memory */
 #define VRNIC_VERSION_MAJOR		1
-#define VRNIC_VERSION_MINOR		10
+#define VRNIC_VERSION_MINOR		11
 
 /* The function is QEMU's stock ivshmem-doorbell device. */
 #define VRNIC_PCI_VENDOR_ID		0x1af4
@@ -305,7 +305,12 @@ struct vrnic_regs {
 
 	/* 0x100: liveness; incremented by the device at least every 100 ms */
 	__le64 heartbeat;
-	__u8 rsvd_108[56];
+
+	/* 0x108: 1.11: RoCE v2 transport counters (wrapping); device only */
+	__le32 wire_resent_pkts;	/* request packets sent again */
+	__le32 wire_seq_naks;		/* sequence NAKs sent: a packet missing */
+	__le32 wire_dup_reqs;		/* duplicate requests answered again */
+	__u8 rsvd_114[44];
 
 	/* 0x140: idle handshake; written by the device */
 	__le32 need_wakeup;		/* VRNIC_DB_STATUS_*_WAKEUP bits */
@@ -1255,6 +1260,8 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_rx_drops, 0x0fc);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, rdma_tx_msgs, 0x1c0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, completion_errors, 0x1f0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, heartbeat, 0x100);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_resent_pkts, 0x108);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_dup_reqs, 0x110);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, need_wakeup, 0x140);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, cmdq_ci, 0x180);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, aeq_pi, 0x184);

@@ -41,6 +41,10 @@ static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_STATS_MAX] = {
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_TX_PKTS].name = "wire_tx_pkts",
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_RX_PKTS].name = "wire_rx_pkts",
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_RX_DROPS].name = "wire_rx_drops",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_RESENT_PKTS].name =
+		"wire_resent_pkts",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_SEQ_NAKS].name = "wire_seq_naks",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_DUP_REQS].name = "wire_dup_reqs",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -82,6 +86,13 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		dv[VRNIC_DEV_CNT_WIRE_TX_PKTS] = readl(&r->wire_tx_pkts);
 		dv[VRNIC_DEV_CNT_WIRE_RX_PKTS] = readl(&r->wire_rx_pkts);
 		dv[VRNIC_DEV_CNT_WIRE_RX_DROPS] = readl(&r->wire_rx_drops);
+	}
+	/* Its RC transport's recoveries. */
+	if (dev->caps.version_minor >= 11) {
+		dv[VRNIC_DEV_CNT_WIRE_RESENT_PKTS] =
+			readl(&r->wire_resent_pkts);
+		dv[VRNIC_DEV_CNT_WIRE_SEQ_NAKS] = readl(&r->wire_seq_naks);
+		dv[VRNIC_DEV_CNT_WIRE_DUP_REQS] = readl(&r->wire_dup_reqs);
 	}
 	return VRNIC_STATS_MAX;
 }
