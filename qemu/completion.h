@@ -58,6 +58,7 @@ enum VendorErr : uint32_t {
     kVeMwAccess = 42,   // bad window rights, or writes without the MR's LOCAL_WRITE
     kVeMwRange = 43,    // the window is not inside the MR, or empty for type 2
     kVeMwType1Inv = 44, // invalidation of a type 1 window
+    kVeWireNak = 45,    // a responder beyond the uplink answered with a NAK
 };
 
 // Completes a receive WQE of `qp` on its receive CQ.

@@ -119,6 +119,9 @@ void Device::reset(uint32_t req) {
     store_relaxed(&r->wire_tx_pkts, 0u);
     store_relaxed(&r->wire_rx_pkts, 0u);
     store_relaxed(&r->wire_rx_drops, 0u);
+    store_relaxed(&r->wire_resent_pkts, 0u);
+    store_relaxed(&r->wire_seq_naks, 0u);
+    store_relaxed(&r->wire_dup_reqs, 0u);
     for (auto* c : {&r->rdma_tx_msgs, &r->rdma_tx_bytes, &r->rdma_rx_msgs, &r->rdma_rx_bytes,
                     &r->rnr_naks, &r->retries, &r->completion_errors})
         store_relaxed(c, 0ull);

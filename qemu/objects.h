@@ -6,6 +6,7 @@
 
 #include "page_budget.h"
 #include "qp_type.h"
+#include "wire_state.h"
 #include "work_queue.h"
 #include "wqe_copy.h"
 
@@ -171,6 +172,9 @@ struct Qp {
     // As a responder on an SRQ: the WQE it took off the SRQ and has not
     // completed yet (no other QP may take it; ERR flushes it).
     std::unique_ptr<RecvWqe> srq_taken;
+    // RC/UC to a peer beyond the uplink (wire_state.h).
+    std::unique_ptr<WireRequest> wire_req;
+    std::unique_ptr<WireResponse> wire_resp;
 
     bool sqd_reached() const { return int32_t(sqd_stop - sq.ci) <= 0; }
     bool in_active_list = false;

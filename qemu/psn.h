@@ -14,11 +14,14 @@
 
 namespace vrnic {
 
-inline uint32_t psn_packets(uint64_t len, uint8_t path_mtu) {
+// log2 of the bytes a packet carries at `path_mtu` (VRNIC_MTU_256 (1): 8).
+inline unsigned psn_mtu_shift(uint8_t path_mtu) {
     const unsigned lo = VRNIC_MTU_256, hi = VRNIC_MTU_4096;
-    const unsigned mtu = path_mtu < lo ? lo : path_mtu > hi ? hi : path_mtu;
-    const unsigned shift = 7 + mtu; // VRNIC_MTU_256 (1): 2^8
-    return len ? static_cast<uint32_t>(((len - 1) >> shift) + 1) : 1;
+    return 7 + (path_mtu < lo ? lo : path_mtu > hi ? hi : path_mtu);
+}
+
+inline uint32_t psn_packets(uint64_t len, uint8_t path_mtu) {
+    return len ? static_cast<uint32_t>(((len - 1) >> psn_mtu_shift(path_mtu)) + 1) : 1;
 }
 
 inline bool psn_in_sequence(const Qp& req, const Qp& resp) {

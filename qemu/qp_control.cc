@@ -31,6 +31,8 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
     qp.retry_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset(); // its WQE is flushed like the rest
+    qp.wire_req.reset();
+    qp.wire_resp.reset();
     qp.mcast_sent = 0;
     qp_set_active(d, qp, true);
     if (async_event)
@@ -52,6 +54,8 @@ void qp_enter_reset(DeviceState& d, Qp& qp) {
     qp.retry_waiting = false;
     qp.sq_drained_pending = false;
     qp.inflight.reset();
+    qp.wire_req.reset();
+    qp.wire_resp.reset();
     qp.mcast_sent = 0;
     qp_set_active(d, qp, false);
 }

@@ -58,6 +58,10 @@ inline bool is_send_opcode(uint8_t op) {
     return op == VRNIC_WR_SEND || op == VRNIC_WR_SEND_WITH_IMM;
 }
 
+inline bool is_atomic_opcode(uint8_t op) {
+    return op == VRNIC_WR_ATOMIC_CMP_AND_SWP || op == VRNIC_WR_ATOMIC_FETCH_AND_ADD;
+}
+
 // The operations that complete at the requester (fast_reg.h, mw.h).
 inline bool is_local_op(uint8_t op) {
     return op == VRNIC_WR_REG_MR || op == VRNIC_WR_LOCAL_INV || op == VRNIC_WR_BIND_MW;

@@ -18,6 +18,7 @@
 #include "requester_steps.h"
 #include "rnr_backoff.h"
 #include "shared_word.h"
+#include "wire.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -52,10 +53,6 @@ uint8_t cqe_opcode(uint8_t wr_opcode) {
     }
 }
 
-bool is_atomic(uint8_t op) {
-    return op == VRNIC_WR_ATOMIC_CMP_AND_SWP || op == VRNIC_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 } // namespace
 
 void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t status,
@@ -66,7 +63,7 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
         LOG_DBG("QP %u WQE %u: status %u vendor_err %u", qp.qpn, qp.sq.ci, status, vendor);
     } else if (!is_local_op(h.opcode)) {
         add_in_reg(&d.regs()->rdma_tx_msgs, 1);
-        add_in_reg(&d.regs()->rdma_tx_bytes, is_atomic(h.opcode) ? 8 : len);
+        add_in_reg(&d.regs()->rdma_tx_bytes, is_atomic_opcode(h.opcode) ? 8 : len);
     }
     if (signaled) {
         vrnic_cqe c{};
@@ -77,7 +74,7 @@ void complete_send(DeviceState& d, Qp& qp, const vrnic_send_wqe_hdr& h, uint8_t 
         c.vendor_err = vendor;
         c.wqe_idx = qp.sq.ci;
         if (status == VRNIC_WC_SUCCESS)
-            c.byte_len = is_atomic(h.opcode) ? 8 : static_cast<uint32_t>(len);
+            c.byte_len = is_atomic_opcode(h.opcode) ? 8 : static_cast<uint32_t>(len);
         write_cqe_or_fail_qp(d, qp, *qp.send_cq, c, status != VRNIC_WC_SUCCESS);
     }
     if (status != VRNIC_WC_SUCCESS)
@@ -90,6 +87,12 @@ bool read_send_wqe(DeviceState& d, Qp& qp, SendWqeCopy& w) {
     vrnic_send_wqe_hdr none{};
     complete_send(d, qp, none, VRNIC_WC_LOC_QP_OP_ERR, 0, kVeReadFault);
     return false;
+}
+
+uint64_t ack_timeout_ns(uint8_t timeout) {
+    if (!timeout)
+        return 100'000'000;
+    return std::min<uint64_t>(uint64_t(4096) << timeout, 1'000'000'000);
 }
 
 namespace {
@@ -120,7 +123,7 @@ uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint3
     // instead of going to the QP's peer.
     if (qp.type != QpType::ud && is_send_like(h.opcode) && !send_union_clear(qp.type, h))
         return *vendor = kVeForeignWqe, VRNIC_WC_LOC_QP_OP_ERR;
-    const bool atomic = is_atomic(h.opcode);
+    const bool atomic = is_atomic_opcode(h.opcode);
     if (h.flags & VRNIC_WQE_F_INLINE) {
         const uint32_t ilen = w.inl.ih.length;
         if (h.opcode == VRNIC_WR_RDMA_READ || atomic || h.num_sge || ilen > qp.max_inline)
@@ -185,14 +188,6 @@ bool request_unanswered(const PeerDevice& peer, const Qp& qp) {
     const Qp* r = peer.state().obj->qps.find(qp.attr.dest_qpn);
     return r && r->type == responder_type(qp.type) &&
            (r->state == VRNIC_QPS_RESET || r->state == VRNIC_QPS_INIT);
-}
-
-// The ack timeout (4.096 us * 2^timeout; 0, infinite in IB, waits 100 ms
-// per retry here), at most one second.
-uint64_t ack_timeout_ns(uint8_t timeout) {
-    if (!timeout)
-        return 100'000'000;
-    return std::min<uint64_t>(uint64_t(4096) << timeout, 1'000'000'000);
 }
 
 // The request went unanswered: wait for the next retry, or, after
@@ -274,6 +269,8 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
         f = nullptr;
     }
     // One private copy of the whole slot; everything below reads the copy.
+    if (qp.wire_req && qp.wire_req->sq_idx == qp.sq.ci)
+        return execute_wire_send(d, qp, nullptr);
     SendWqeCopy local;
     SendWqeCopy& w = f ? f->wqe : local;
     if (!f && !read_send_wqe(d, qp, w))
@@ -294,6 +291,9 @@ Outcome execute_send(DeviceState& d, Qp& qp, bool rnr_counted) {
     PeerDevice peer = PeerDevice::find(d, qp.attr.av.dgid);
     if (peer.status() == PeerDevice::Status::busy)
         return Outcome::busy;
+    // No VM of the fabric has the GID: RoCE v2 over the uplink.
+    if (peer.status() == PeerDevice::Status::none && has_wire(d) && qp.type != QpType::xrc_ini)
+        return execute_wire_send(d, qp, &w);
     Qp* resp = peer.status() == PeerDevice::Status::ok ? find_responder(d, peer, qp) : nullptr;
     if (!resp && qp.type == QpType::uc) {
         count_in_reg(&d.regs()->uc_drops);

@@ -28,6 +28,15 @@ bool read_send_wqe(DeviceState& d, Qp& qp, SendWqeCopy& w);
 // set.
 uint8_t check_local(DeviceState& d, Qp& qp, SendWqeCopy& w, LocalMsg* msg, uint32_t* vendor);
 
+// The ack timeout (4.096 us * 2^timeout; 0, infinite in IB, waits 100 ms
+// per retry here), at most one second.
+uint64_t ack_timeout_ns(uint8_t timeout);
+
+// Executes the RC or UC WQE at sq.ci for a peer beyond the uplink
+// (wire_requester.cc): `w` is its copy, its local checks passed, when it is
+// new; null when its packets are already on their way.
+Outcome execute_wire_send(DeviceState& d, Qp& qp, const SendWqeCopy* w);
+
 // Executes the UD WQE at sq.ci (14.6); a datagram is never moved in slices
 // and never waits.
 Outcome execute_ud_send(DeviceState& d, Qp& qp, bool rnr_counted);

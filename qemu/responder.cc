@@ -21,23 +21,6 @@ namespace vrnic {
 
 namespace {
 
-// Resolves an rkey access at the responder (14.1 "Responder").
-uint32_t check_remote(DeviceState& d, Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
-                      uint32_t right, const Mr** out) {
-    const Mr* mr = d.obj->mrs.find(rkey);
-    if (!mr || mr->pd != resp.pd || (mr->mw_type && !mw_serves(*mr, resp)))
-        return kVeBadRkey;
-    // A window's bounds and rights are its own, checked as an MR's are.
-    if (!mr_contains(d.mem, *mr, addr, len))
-        return kVeRemoteBounds;
-    if (!(mr->access & right) || !(resp.attr.qp_access_flags & right))
-        return kVeRemoteRights;
-    if (mr->mw_type && !(mr = mw_target(d, *mr, addr, len)))
-        return kVeBadRkey;
-    *out = mr;
-    return kVeNone;
-}
-
 Delivery requester_error(uint8_t status, uint32_t vendor) {
     Delivery r;
     r.status = status;
@@ -221,23 +204,10 @@ Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, L
         return invalid_request(d, resp, kVeNoRdAtomic);
     if (a.remote_addr % 8)
         return invalid_request(d, resp, kVeMisalignedAtomic);
-    const Mr* mr = nullptr;
-    if (uint32_t ve =
-            check_remote(d, resp, a.rkey, a.remote_addr, 8, VRNIC_ACCESS_REMOTE_ATOMIC, &mr))
+    uint64_t orig = 0;
+    if (uint32_t ve = execute_atomic(d, resp, h.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP,
+                                     a.remote_addr, a.rkey, a.compare_add, a.swap, &orig))
         return remote_access_error(d, resp, ve);
-    // An aligned 8-byte range never crosses a page, so this is one run.
-    std::span<uint8_t> run = mr_run(d.mem, *mr, a.remote_addr, 8);
-    if (run.size() != 8)
-        return remote_access_error(d, resp, kVeRemoteBounds);
-    auto* target = reinterpret_cast<uint64_t*>(run.data());
-    uint64_t orig;
-    if (h.opcode == VRNIC_WR_ATOMIC_CMP_AND_SWP) {
-        orig = a.compare_add;
-        __atomic_compare_exchange_n(target, &orig, a.swap, false, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_SEQ_CST);
-    } else {
-        orig = __atomic_fetch_add(target, a.compare_add, __ATOMIC_SEQ_CST);
-    }
     SgCursor sc(reinterpret_cast<uint8_t*>(&orig), 8);
     SgCursor dc = msg.cursor();
     s.moved = sg_copy(dc, sc, 8);
@@ -245,6 +215,41 @@ Delivery respond_atomic(DeviceState& d, Qp& resp, const vrnic_send_wqe_hdr& h, L
 }
 
 } // namespace
+
+uint32_t check_remote(DeviceState& d, const Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
+                      uint32_t right, const Mr** out) {
+    const Mr* mr = d.obj->mrs.find(rkey);
+    if (!mr || mr->pd != resp.pd || (mr->mw_type && !mw_serves(*mr, resp)))
+        return kVeBadRkey;
+    // A window's bounds and rights are its own, checked as an MR's are.
+    if (!mr_contains(d.mem, *mr, addr, len))
+        return kVeRemoteBounds;
+    if (!(mr->access & right) || !(resp.attr.qp_access_flags & right))
+        return kVeRemoteRights;
+    if (mr->mw_type && !(mr = mw_target(d, *mr, addr, len)))
+        return kVeBadRkey;
+    *out = mr;
+    return kVeNone;
+}
+
+uint32_t execute_atomic(DeviceState& d, const Qp& resp, bool cas, uint64_t addr, uint32_t rkey,
+                        uint64_t compare_add, uint64_t swap, uint64_t* orig) {
+    const Mr* mr = nullptr;
+    if (uint32_t ve = check_remote(d, resp, rkey, addr, 8, VRNIC_ACCESS_REMOTE_ATOMIC, &mr))
+        return ve;
+    // An aligned 8-byte range never crosses a page, so this is one run.
+    std::span<uint8_t> run = mr_run(d.mem, *mr, addr, 8);
+    if (run.size() != 8)
+        return kVeRemoteBounds;
+    auto* target = reinterpret_cast<uint64_t*>(run.data());
+    if (cas) {
+        *orig = compare_add;
+        __atomic_compare_exchange_n(target, orig, swap, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    } else {
+        *orig = __atomic_fetch_add(target, compare_add, __ATOMIC_SEQ_CST);
+    }
+    return kVeNone;
+}
 
 bool resolve_recv_sges(DeviceState& d, const Qp& resp, const RecvWqe& w, SgEntry* dst, unsigned* n,
                        uint64_t* room) {

@@ -50,6 +50,18 @@ struct Slice {
 Delivery respond(DeviceState& d, Qp& req, Qp& resp, const vrnic_send_wqe_hdr& h, LocalMsg& msg,
                  Slice& s);
 
+// Resolves an rkey access of `len` bytes at `addr` for `right` at the
+// responder `resp` (14.1 "Responder"): 0 and the MR in *out, or the
+// violation.
+uint32_t check_remote(DeviceState& d, const Qp& resp, uint32_t rkey, uint64_t addr, uint64_t len,
+                      uint32_t right, const Mr** out);
+
+// Executes an 8-byte atomic (compare-and-swap if `cas`, else fetch-and-add)
+// at the 8-aligned `addr` of `rkey` for `resp`: 0 and the original value in
+// *orig, or the violation.
+uint32_t execute_atomic(DeviceState& d, const Qp& resp, bool cas, uint64_t addr, uint32_t rkey,
+                        uint64_t compare_add, uint64_t swap, uint64_t* orig);
+
 // The receive SGEs of `w` at `resp` as validated entries (lkey of its PD,
 // bounds, LOCAL_WRITE) in dst[*n], their total in *room; false when one
 // fails.

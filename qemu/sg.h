@@ -25,6 +25,11 @@ class SgCursor {
     SgCursor(const GuestMemory& mem, const SgEntry* e, unsigned n) : mem_(&mem), e_(e), n_(n) {}
     // Over a private host buffer (inline data, atomic results).
     SgCursor(uint8_t* buf, uint64_t len) : buf_(buf), buf_len_(len) {}
+    // Over a read-only buffer, as the source of sg_copy (which never writes
+    // its source).
+    static SgCursor reading(const uint8_t* buf, uint64_t len) {
+        return SgCursor(const_cast<uint8_t*>(buf), len);
+    }
 
     // The next contiguous run, at most `max` bytes, without consuming it.
     // Empty at the end of the list.

@@ -24,10 +24,10 @@ inline bool ring_index_ok(uint32_t pi, uint32_t ci, uint32_t depth) {
 inline void count_in_reg(uint32_t* reg) {
     store_release(reg, load_relaxed(reg) + 1);
 }
-// Adds to a 64-bit traffic counter of the register page (4.5). Only the
-// thread that holds the device's lock writes its counters.
+// Adds to a counter of the register page (4.5; the 32-bit ones wrap).
+// Only the thread that holds the device's lock writes its counters.
 template <typename T> inline void add_in_reg(T* reg, uint64_t n) {
-    static_assert(sizeof(T) == 8);
+    static_assert(sizeof(T) == 8 || sizeof(T) == 4);
     store_release(reg, load_relaxed(reg) + n);
 }
 

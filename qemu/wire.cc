@@ -22,8 +22,7 @@ uint16_t flow_port(uint32_t qpn) {
 
 } // namespace
 
-void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn, uint32_t qkey,
-                  const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+roce::Packet wire_packet(const DeviceState& d, const vrnic_av& av, uint32_t qpn) {
     roce::Packet p;
     memcpy(p.dst_mac.data(), av.dmac, 6);
     memcpy(p.src_mac.data(), d.params.mac, 6);
@@ -34,11 +33,27 @@ void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn,
     p.traffic_class = av.traffic_class;
     p.hop_limit = av.hop_limit ? av.hop_limit : 64;
     p.flow_label = av.flow_label & 0xfffff;
-    p.src_port = flow_port(qp.qpn);
+    p.src_port = flow_port(qpn);
+    p.bth.pkey = kDefaultPkey;
+    return p;
+}
+
+bool wire_emit(DeviceState& d, roce::Packet& p) {
+    p.bth.pad = static_cast<uint8_t>(-p.payload_len & 3);
+    std::vector<uint8_t> frame(roce::frame_bytes(p));
+    roce::build(p, frame.data());
+    if (!d.wire(frame.data(), static_cast<uint32_t>(frame.size())))
+        return false;
+    count_in_reg(&d.regs()->wire_tx_pkts);
+    return true;
+}
+
+void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn, uint32_t qkey,
+                  const vrnic_send_wqe_hdr& h, LocalMsg& msg) {
+    roce::Packet p = wire_packet(d, av, qp.qpn);
     const bool imm = h.opcode == VRNIC_WR_SEND_WITH_IMM;
     p.bth.opcode = imm ? roce::kUdSendOnlyImm : roce::kUdSendOnly;
     p.bth.solicited = h.flags & VRNIC_WQE_F_SOLICITED;
-    p.bth.pkey = kDefaultPkey;
     p.bth.dest_qp = dest_qpn & VRNIC_QPN_MASK;
     p.bth.psn = qp.attr.sq_psn;
     qp.attr.sq_psn = (qp.attr.sq_psn + 1) & VRNIC_PSN_MASK;
@@ -53,12 +68,7 @@ void wire_send_ud(DeviceState& d, Qp& qp, const vrnic_av& av, uint32_t dest_qpn,
     sg_copy(dst, src, len);
     p.payload = data.data();
     p.payload_len = len;
-    p.bth.pad = static_cast<uint8_t>(-len & 3);
-    std::vector<uint8_t> frame(roce::frame_bytes(p));
-    roce::build(p, frame.data());
-    if (d.wire(frame.data(), static_cast<uint32_t>(frame.size())))
-        count_in_reg(&d.regs()->wire_tx_pkts);
-    else // the switch refused it (longer than the fabric's MTU): it reaches no one
+    if (!wire_emit(d, p)) // it reaches no one
         count_in_reg(&d.regs()->ud_no_dest_drops);
 }
 
@@ -69,10 +79,14 @@ void wire_receive(DeviceState& d, const uint8_t* f, uint32_t len) {
         return count_in_reg(&r->wire_rx_drops);
     uint8_t dgid[16];
     memcpy(dgid, p.dgid.data(), sizeof(dgid));
-    const bool ud = p.bth.opcode == roce::kUdSendOnly || p.bth.opcode == roce::kUdSendOnlyImm;
-    if (!ud || !gid_is_local(d, dgid) || p.bth.pkey != kDefaultPkey)
+    if (!gid_is_local(d, dgid) || p.bth.pkey != kDefaultPkey || p.bth.opcode == roce::kCnp)
         return count_in_reg(&r->wire_rx_drops);
     count_in_reg(&r->wire_rx_pkts);
+    const uint8_t op = p.bth.opcode;
+    if (op >= roce::kRcReadResponseFirst && op <= roce::kRcAtomicAck)
+        return wire_requester_receive(d, p);
+    if (op != roce::kUdSendOnly && op != roce::kUdSendOnlyImm)
+        return wire_responder_receive(d, p);
     Qp* dst = ud_receiver(d, p.bth.dest_qp);
     if (!dst)
         return count_in_reg(&r->ud_no_dest_drops);
@@ -92,9 +106,7 @@ void wire_receive(DeviceState& d, const uint8_t* f, uint32_t len) {
         memcpy(o.grh + VRNIC_GRH_SIZE - 20, f + ip_at, 20);
         o.net_type = VRNIC_NET_IPV4;
     }
-    // The payload is read only; the cursor takes a mutable buffer.
-    std::vector<uint8_t> data(p.payload, p.payload + p.payload_len);
-    SgCursor src(data.data(), data.size());
+    SgCursor src = SgCursor::reading(p.payload, p.payload_len);
     ud_receive(d, *dst, o, p.qkey, src, p.payload_len);
 }
 

@@ -163,7 +163,7 @@ TEST_F(WireUd, WhatTheEngineDoesNotTakeIsDroppedAndCounted) {
     Frame bad_icrc = from_far(b.qpn, kQkey, data);
     bad_icrc[bad_icrc.size() - 1] ^= 1;
     arrive(bad_icrc);
-    arrive(from_far(b.qpn, kQkey, data, roce::kRcSendOnly)); // RC: not on the wire yet
+    arrive(from_far(b.qpn, kQkey, data, roce::kRcSendOnly)); // RC to a UD QP
     Frame other_gid = from_far(b.qpn, kQkey, data);
     other_gid[14 + 19] = 200; // 192.168.77.200
     ASSERT_TRUE(roce::reseal(other_gid.data(), uint32_t(other_gid.size())));
@@ -173,7 +173,7 @@ TEST_F(WireUd, WhatTheEngineDoesNotTakeIsDroppedAndCounted) {
     EXPECT_EQ(1u, counter(&vrnic_regs::ud_qkey_drops));
     arrive(from_far(0xfffff0, kQkey, data));
     EXPECT_EQ(1u, counter(&vrnic_regs::ud_no_dest_drops));
-    EXPECT_EQ(2u, counter(&vrnic_regs::wire_rx_pkts));
+    EXPECT_EQ(3u, counter(&vrnic_regs::wire_rx_pkts)); // the RC one reached its transport
     EXPECT_TRUE(drv.poll_cq(b_cq).empty());
     // The receive is still there for one that is right.
     arrive(from_far(b.qpn, kQkey, data));

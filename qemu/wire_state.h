@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// What an RC or UC QP whose peer is beyond the uplink keeps between passes
+// (wire_requester.cc, wire_responder.cc): the packets of the message at the
+// head of its SQ, and the message its responder is in the middle of.
+#pragma once
+
+#include "wqe_copy.h"
+
+#include <array>
+#include <cstdint>
+
+namespace vrnic {
+
+// The SQ WQE at sq.ci on its way: packets [0, npkts) take PSNs first_psn..;
+// a READ's are those of its response packets.
+struct WireRequest {
+    uint32_t sq_idx = 0;
+    SendWqeCopy wqe; // the private copy every packet and retry is built from
+    uint32_t first_psn = 0;
+    uint32_t npkts = 0;
+    uint32_t next = 0;         // packets sent (READ: npkts once the request is out)
+    uint32_t acked = 0;        // packets acknowledged (READ: response packets taken)
+    uint32_t sent_max = 0;     // the furthest `next` so far: below it, packets go again
+    bool rnr = false;          // the wait is an RNR NAK's, not the ack timeout
+    bool gap_reported = false; // READ: a gap in the responses asked again
+    uint32_t retries = 0, rnr_retries = 0;
+    bool done = false;
+    uint8_t status = 0;
+    uint32_t vendor = 0;
+};
+
+// The responder's side: the message in progress, its MSN, and the atomics
+// it answered, to answer a repeated request with the same original value.
+struct WireResponse {
+    enum class Msg : uint8_t { none, send, write, dropping };
+    Msg cur = Msg::none;
+    bool recv_held = false; // SEND: `recv` is taken (RQ head or off the SRQ)
+    RecvWqe recv;
+    uint64_t offset = 0; // bytes of the message placed so far
+    uint64_t va = 0;     // WRITE: from the first packet's RETH
+    uint32_t rkey = 0;
+    uint32_t dma_len = 0;
+    uint32_t msn = 0;
+    bool nak_sent = false; // a sequence NAK is out for the expected PSN
+    struct Atomic {
+        bool valid = false;
+        uint32_t psn = 0;
+        uint64_t orig = 0;
+    };
+    std::array<Atomic, 8> atomics; // the last answered, by PSN
+    unsigned atomic_next = 0;
+};
+
+} // namespace vrnic

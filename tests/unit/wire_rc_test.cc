@@ -1,0 +1,513 @@
+// RC and UC over the wire (qemu/wire_requester.cc, wire_responder.cc): two
+// devices with no fabric between them, each the other's station beyond the
+// uplink. The test carries their RoCE v2 frames, and can lose, repeat or
+// reorder them; the bytes that arrive are checked.
+#include "fake_driver.h"
+#include "requester.h"
+#include "roce_packet.h"
+#include "shared_word.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace vrnic::test {
+namespace {
+
+using Frame = std::vector<uint8_t>;
+
+constexpr uint8_t kGid2[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
+                               0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x02};
+constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
+                         VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
+
+// One host: its driver, a PD, a CQ, and the frames its uplink sent.
+struct Station {
+    explicit Station(const uint8_t* gid) {
+        drv.bring_up(4, 8, true, gid);
+        pd = drv.create_pd(0);
+        cq = drv.create_cq(0, 8);
+        drv.dev().set_wire([this](const uint8_t* f, uint32_t n) {
+            out.emplace_back(f, f + n);
+            return true;
+        });
+    }
+    MrInfo buffer(uint64_t len, uint32_t access, uint8_t seed = 0, uint64_t* gpa = nullptr) {
+        const uint64_t g = drv.alloc(len);
+        if (seed)
+            drv.fill(g, len, seed);
+        if (gpa)
+            *gpa = g;
+        return drv.reg_mr(pd, g, len, access);
+    }
+    uint32_t counter(uint32_t vrnic_regs::*reg) { return load_acquire(&(drv.regs()->*reg)); }
+    uint64_t counter64(__le64 vrnic_regs::*reg) { return load_acquire(&(drv.regs()->*reg)); }
+    FakeDriver drv;
+    uint32_t pd = 0;
+    CqInfo cq;
+    std::deque<Frame> out;
+};
+
+vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
+    return vrnic_sge{m.iova + off, len, m.lkey};
+}
+
+roce::Packet parsed(const Frame& f) {
+    roce::Packet p;
+    EXPECT_EQ(roce::Drop::none, roce::parse(f.data(), uint32_t(f.size()), &p));
+    return p;
+}
+
+// What happens to a frame on its way: delivered, dropped, or delivered
+// twice; a held frame goes after the next one.
+enum class Fate { pass, drop, dup, hold };
+using Link = std::function<Fate(const Frame&)>;
+
+class WireRc : public ::testing::Test {
+  protected:
+    void SetUp() override { connect(VRNIC_QPT_RC); }
+    void connect(uint8_t type, Path pa = {}, Path pb = {}) {
+        qa = a.drv.create_qp(0, a.pd, a.cq, a.cq, opts(type));
+        qb = b.drv.create_qp(0, b.pd, b.cq, b.cq, opts(type));
+        pa.qp_type = pb.qp_type = type;
+        pa.mtu = pb.mtu = VRNIC_MTU_1024;
+        pa.dest_qpn = qb.qpn;
+        pa.dgid = kGid2;
+        pb.dest_qpn = qa.qpn;
+        pb.dgid = kGid;
+        a.drv.activate(qa, pa);
+        b.drv.activate(qb, pb);
+    }
+    static QpOpts opts(uint8_t type) {
+        QpOpts o;
+        o.qp_type = type;
+        return o;
+    }
+    // Carries frames between the two until both are quiet, moving both
+    // clocks to the next timer when only timers are left.
+    void pump(const Link& link = {}, unsigned rounds = 20000) {
+        for (unsigned i = 0; i < rounds; i++) {
+            a.drv.run();
+            b.drv.run();
+            if (a.out.empty() && b.out.empty() && held_.empty()) {
+                const uint64_t t = std::min(engine_next_deadline(a.drv.dev().state()),
+                                            engine_next_deadline(b.drv.dev().state()));
+                if (t == UINT64_MAX)
+                    return;
+                a.drv.clock() = std::max(a.drv.clock(), t);
+                b.drv.clock() = std::max(b.drv.clock(), t);
+                continue;
+            }
+            carry(a, b, link);
+            carry(b, a, link);
+            if (a.out.empty() && b.out.empty()) // a frame held at a burst's end
+                release_held();
+        }
+        FAIL() << "the stations never went quiet";
+    }
+    void carry(Station& from, Station& to, const Link& link) {
+        while (!from.out.empty()) {
+            Frame f = std::move(from.out.front());
+            from.out.pop_front();
+            switch (link ? link(f) : Fate::pass) {
+            case Fate::drop:
+                continue;
+            case Fate::dup:
+                arrive(to, f);
+                break;
+            case Fate::hold:
+                held_.push_back({&to, std::move(f)});
+                continue;
+            case Fate::pass:
+                break;
+            }
+            arrive(to, f);
+            release_held();
+        }
+    }
+    void release_held() {
+        auto held = std::move(held_);
+        held_.clear();
+        for (auto& [to, f] : held)
+            arrive(*to, f);
+    }
+    static void arrive(Station& to, const Frame& f) {
+        to.drv.dev().deliver_frame(f.data(), uint32_t(f.size()), true);
+    }
+    SendWr rdma(uint8_t op, const MrInfo& local, uint32_t len, const MrInfo& remote,
+                uint64_t off = 0) {
+        SendWr w;
+        w.opcode = op;
+        w.sge = {sge(local, 0, len)};
+        w.remote_addr = remote.iova + off;
+        w.rkey = remote.rkey;
+        return w;
+    }
+    // Records the opcodes b sends (its ACKs and responses).
+    Link count_b_opcodes(std::vector<uint8_t>* ops) {
+        return [this, ops](const Frame& f) {
+            roce::Packet p = parsed(f);
+            if (!memcmp(p.sgid.data(), kGid2, 16))
+                ops->push_back(p.bth.opcode);
+            return Fate::pass;
+        };
+    }
+
+    Station a{kGid}, b{kGid2};
+    QpInfo qa, qb;
+    std::vector<std::pair<Station*, Frame>> held_;
+};
+
+TEST_F(WireRc, ASendOfManyPacketsArrivesWithOneAckPerSixteen) {
+    MrInfo src = a.buffer(20000, VRNIC_ACCESS_LOCAL_WRITE, 0x42);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(32768, VRNIC_ACCESS_LOCAL_WRITE, 0, &dst_gpa);
+    b.drv.post_recv(qb, 0xb1, {sge(dst, 0, 32768)});
+    SendWr s;
+    s.opcode = VRNIC_WR_SEND_WITH_IMM;
+    s.imm_be = 0x11223344;
+    s.sge = {sge(src, 0, 20000)};
+    a.drv.post_send(qa, s);
+    std::vector<uint8_t> ops;
+    pump(count_b_opcodes(&ops));
+    auto c = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+    auto r = b.drv.poll_cq(b.cq);
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(0xb1u, r[0].wr_id);
+    EXPECT_EQ(VRNIC_WC_SUCCESS, r[0].status);
+    EXPECT_EQ(20000u, r[0].byte_len);
+    EXPECT_EQ(qa.qpn, r[0].src_qp);
+    EXPECT_EQ(0x11223344u, r[0].imm_data);
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 20000, 0x42));
+    // 20 packets of 1 KiB: an ACK after the 16th and one for the last.
+    EXPECT_EQ(std::vector<uint8_t>({roce::kRcAck, roce::kRcAck}), ops);
+    EXPECT_EQ(20u, a.counter(&vrnic_regs::wire_tx_pkts));
+    EXPECT_EQ(0u, a.counter(&vrnic_regs::wire_resent_pkts));
+}
+
+TEST_F(WireRc, WriteReadAndAtomicsCrossBothWays) {
+    uint64_t rgpa, lgpa;
+    MrInfo remote = b.buffer(65536, kRw, 0, &rgpa);
+    MrInfo local = a.buffer(65536, VRNIC_ACCESS_LOCAL_WRITE, 0x17, &lgpa);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, local, 40000, remote));
+    pump();
+    ASSERT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    EXPECT_TRUE(b.drv.check_pattern(rgpa, 40000, 0x17));
+
+    b.drv.fill(rgpa, 65536, 0x5a);
+    a.drv.fill(lgpa, 65536, 0);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_READ, local, 50001, remote, 3));
+    pump();
+    auto c = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+    EXPECT_EQ(VRNIC_CQE_OP_RDMA_READ, c[0].opcode);
+    EXPECT_EQ(0, memcmp(a.drv.host(lgpa, 50001), b.drv.host(rgpa + 3, 50001), 50001));
+
+    uint64_t v = 40;
+    memcpy(b.drv.host(rgpa + 8, 8), &v, 8);
+    SendWr fa = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, 8);
+    fa.compare_add = 2;
+    a.drv.post_send(qa, fa);
+    SendWr cs = rdma(VRNIC_WR_ATOMIC_CMP_AND_SWP, local, 8, remote, 8);
+    cs.sge = {sge(local, 8, 8)};
+    cs.compare_add = 42;
+    cs.swap = 7;
+    a.drv.post_send(qa, cs);
+    pump();
+    auto ac = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(2u, ac.size());
+    EXPECT_EQ(VRNIC_WC_SUCCESS, ac[0].status);
+    EXPECT_EQ(VRNIC_WC_SUCCESS, ac[1].status);
+    uint64_t got[2], now;
+    memcpy(got, a.drv.host(lgpa, 16), 16);
+    memcpy(&now, b.drv.host(rgpa + 8, 8), 8);
+    EXPECT_EQ(40u, got[0]);
+    EXPECT_EQ(42u, got[1]);
+    EXPECT_EQ(7u, now);
+
+    // And from b to a: a WRITE with immediate completes a's receive.
+    uint64_t agpa;
+    MrInfo at_a = a.buffer(8192, kRw, 0, &agpa);
+    MrInfo from_b = b.buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x3c);
+    MrInfo rbuf = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE);
+    a.drv.post_recv(qa, 0xa1, {sge(rbuf, 0, 64)});
+    SendWr wi = rdma(VRNIC_WR_RDMA_WRITE_WITH_IMM, from_b, 5000, at_a);
+    wi.imm_be = 0xfeed;
+    b.drv.post_send(qb, wi);
+    pump();
+    ASSERT_EQ(VRNIC_WC_SUCCESS, b.drv.poll_cq(b.cq).at(0).status);
+    auto ar = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(1u, ar.size());
+    EXPECT_EQ(VRNIC_CQE_OP_RECV_RDMA_WITH_IMM, ar[0].opcode);
+    EXPECT_EQ(5000u, ar[0].byte_len);
+    EXPECT_EQ(0xfeedu, ar[0].imm_data);
+    EXPECT_TRUE(a.drv.check_pattern(agpa, 5000, 0x3c));
+}
+
+// The loss test: each way drops, repeats and reorders a few percent of the
+// frames; every message still arrives exactly once with its bytes, and the
+// counters show the recovery.
+TEST_F(WireRc, ALossyLinkStillDeliversExactData) {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> pct(0, 99);
+    const Link lossy = [&](const Frame&) {
+        const int x = pct(rng);
+        return x < 5 ? Fate::drop : x < 8 ? Fate::dup : x < 11 ? Fate::hold : Fate::pass;
+    };
+    constexpr uint32_t kLen = 70000, kCounter = kLen - 8; // past every message
+    uint64_t rgpa, sgpa, rcv_gpa;
+    MrInfo remote = b.buffer(kLen, kRw, 0, &rgpa);
+    MrInfo local = a.buffer(kLen, VRNIC_ACCESS_LOCAL_WRITE, 0, &sgpa);
+    MrInfo rcv = b.buffer(kLen, VRNIC_ACCESS_LOCAL_WRITE, 0, &rcv_gpa);
+    for (int round = 0; round < 12; round++) {
+        SCOPED_TRACE(round);
+        const uint8_t seed = uint8_t(round * 13 + 1);
+        const uint32_t len = 1000 + uint32_t(round) * 5555;
+        a.drv.fill(sgpa, kLen, seed);
+        b.drv.post_recv(qb, round, {sge(rcv, 0, kLen)});
+        SendWr s;
+        s.sge = {sge(local, 0, len)};
+        a.drv.post_send(qa, s);
+        a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, local, len, remote));
+        pump(lossy);
+        auto c = a.drv.poll_cq(a.cq);
+        ASSERT_EQ(2u, c.size());
+        EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
+        EXPECT_EQ(VRNIC_WC_SUCCESS, c[1].status);
+        auto r = b.drv.poll_cq(b.cq);
+        ASSERT_EQ(1u, r.size());
+        EXPECT_EQ(len, r[0].byte_len);
+        EXPECT_TRUE(b.drv.check_pattern(rcv_gpa, len, seed));
+        EXPECT_TRUE(b.drv.check_pattern(rgpa, len, seed));
+        // A READ of it back, then an atomic that must count once.
+        a.drv.fill(sgpa, kLen, 0);
+        const uint64_t counter_v = uint64_t(round) * 1000;
+        memcpy(b.drv.host(rgpa + kCounter, 8), &counter_v, 8);
+        a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_READ, local, len, remote));
+        SendWr add = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, kCounter);
+        add.sge = {sge(local, 65536, 8)};
+        add.compare_add = 1;
+        a.drv.post_send(qa, add);
+        pump(lossy);
+        auto rc = a.drv.poll_cq(a.cq);
+        ASSERT_EQ(2u, rc.size());
+        EXPECT_EQ(VRNIC_WC_SUCCESS, rc[0].status);
+        EXPECT_EQ(VRNIC_WC_SUCCESS, rc[1].status);
+        EXPECT_EQ(0, memcmp(a.drv.host(sgpa, len), b.drv.host(rgpa, len), len));
+        uint64_t after = 0;
+        memcpy(&after, b.drv.host(rgpa + kCounter, 8), 8);
+        EXPECT_EQ(counter_v + 1, after);
+    }
+    EXPECT_GT(a.counter(&vrnic_regs::wire_resent_pkts), 0u);
+    EXPECT_GT(b.counter(&vrnic_regs::wire_seq_naks), 0u);
+    EXPECT_GT(b.counter(&vrnic_regs::wire_dup_reqs), 0u);
+}
+
+// A lost packet is answered by one sequence NAK, and the requester sends
+// again from it at once, not after its ack timeout.
+TEST_F(WireRc, AGapIsNakedAndFilledWithoutWaitingForTheTimeout) {
+    MrInfo src = a.buffer(10240, VRNIC_ACCESS_LOCAL_WRITE, 0x29);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(10240, kRw, 0, &dst_gpa);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 10240, dst));
+    unsigned n = 0;
+    pump([&](const Frame& f) {
+        const bool from_a = !memcmp(parsed(f).sgid.data(), kGid, 16);
+        return from_a && ++n == 3 ? Fate::drop : Fate::pass;
+    });
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 10240, 0x29));
+    EXPECT_EQ(1u, b.counter(&vrnic_regs::wire_seq_naks));
+    EXPECT_EQ(8u, a.counter(&vrnic_regs::wire_resent_pkts)); // packets 3..10
+    EXPECT_EQ(0u, a.counter64(&vrnic_regs::retries));
+}
+
+// An atomic whose answer is lost is asked again: the responder answers
+// with the original value it kept and does not add twice.
+TEST_F(WireRc, ARepeatedAtomicIsExecutedOnce) {
+    uint64_t rgpa, lgpa;
+    MrInfo remote = b.buffer(64, kRw, 0, &rgpa);
+    MrInfo local = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0, &lgpa);
+    const uint64_t v = 1000;
+    memcpy(b.drv.host(rgpa, 8), &v, 8);
+    SendWr fa = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote);
+    fa.compare_add = 5;
+    a.drv.post_send(qa, fa);
+    unsigned acks = 0;
+    pump([&](const Frame& f) { // both answers to the first try are lost
+        if (parsed(f).bth.opcode == roce::kRcFetchAdd)
+            return Fate::dup;
+        if (parsed(f).bth.opcode == roce::kRcAtomicAck && ++acks <= 2)
+            return Fate::drop;
+        return Fate::pass;
+    });
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    uint64_t orig, now;
+    memcpy(&orig, a.drv.host(lgpa, 8), 8);
+    memcpy(&now, b.drv.host(rgpa, 8), 8);
+    EXPECT_EQ(1000u, orig);
+    EXPECT_EQ(1005u, now);
+    EXPECT_EQ(1u, a.counter64(&vrnic_regs::retries));
+    EXPECT_EQ(3u, b.counter(&vrnic_regs::wire_dup_reqs)); // its copy, the retry and its copy
+}
+
+TEST_F(WireRc, ARequestTheResponderNeverAnswersExhaustsTheRetries) {
+    MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
+    MrInfo dst = b.buffer(4096, kRw);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 4096, dst));
+    unsigned sent = 0;
+    pump([&](const Frame&) {
+        sent++;
+        return Fate::drop;
+    });
+    auto c = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status);
+    // The first try and retry_cnt (7) more, four packets each.
+    EXPECT_EQ(32u, sent);
+    EXPECT_EQ(7u, a.counter64(&vrnic_regs::retries));
+    EXPECT_EQ(VRNIC_QPS_ERR, a.drv.query_qp(qa).qp_state);
+}
+
+TEST_F(WireRc, ASendWithoutAReceiveWaitsOnRnrNaksUntilOneIsPosted) {
+    MrInfo src = a.buffer(3000, VRNIC_ACCESS_LOCAL_WRITE, 0x61);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &dst_gpa);
+    SendWr s;
+    s.sge = {sge(src, 0, 3000)};
+    a.drv.post_send(qa, s);
+    unsigned rnr_seen = 0;
+    const Link watch = [&](const Frame& f) {
+        roce::Packet p = parsed(f);
+        if (p.bth.opcode == roce::kRcAck && (p.syndrome >> 5) == 1 && ++rnr_seen == 3)
+            b.drv.post_recv(qb, 9, {sge(dst, 0, 4096)});
+        return Fate::pass;
+    };
+    pump(watch);
+    EXPECT_EQ(3u, rnr_seen);
+    ASSERT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    auto r = b.drv.poll_cq(b.cq);
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(3000u, r[0].byte_len);
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 3000, 0x61));
+    EXPECT_EQ(3u, b.counter64(&vrnic_regs::rnr_naks));
+}
+
+TEST_F(WireRc, RnrRetriesRunOutAtTheQpsCount) {
+    connect(VRNIC_QPT_RC, Path{.rnr_retry = 2}); // a new pair
+    MrInfo src = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x61);
+    SendWr s;
+    s.sge = {sge(src, 0, 64)};
+    a.drv.post_send(qa, s);
+    pump();
+    auto c = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_RNR_RETRY_EXC_ERR, c[0].status);
+    EXPECT_EQ(3u, b.counter64(&vrnic_regs::rnr_naks)); // the first try and two retries
+}
+
+// A responder's check fails as on one device: the requester completes
+// with the NAK's status, the responder's QP goes to ERR.
+TEST_F(WireRc, AResponderViolationNaksAndBothQpsFail) {
+    MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x66);
+    MrInfo ro = b.buffer(4096, VRNIC_ACCESS_REMOTE_READ);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 2000, ro));
+    pump();
+    auto c = a.drv.poll_cq(a.cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(VRNIC_WC_REM_ACCESS_ERR, c[0].status);
+    EXPECT_EQ(VRNIC_QPS_ERR, a.drv.query_qp(qa).qp_state);
+    EXPECT_EQ(VRNIC_QPS_ERR, b.drv.query_qp(qb).qp_state);
+}
+
+TEST_F(WireRc, ASendLongerThanTheReceiveIsAnInvalidRequest) {
+    MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x66);
+    MrInfo dst = b.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
+    b.drv.post_recv(qb, 5, {sge(dst, 0, 1500)});
+    SendWr s;
+    s.sge = {sge(src, 0, 4096)};
+    a.drv.post_send(qa, s);
+    pump();
+    EXPECT_EQ(VRNIC_WC_REM_INV_REQ_ERR, a.drv.poll_cq(a.cq).at(0).status);
+    auto r = b.drv.poll_cq(b.cq);
+    ASSERT_FALSE(r.empty());
+    EXPECT_EQ(VRNIC_WC_LOC_LEN_ERR, r[0].status);
+}
+
+// Only the QP's peer reaches it: the same packets from another GID are
+// dropped and counted.
+TEST_F(WireRc, PacketsFromAnotherGidAreDropped) {
+    MrInfo src = a.buffer(512, VRNIC_ACCESS_LOCAL_WRITE, 0x21);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(512, kRw, 0, &dst_gpa);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 512, dst));
+    a.drv.run();
+    ASSERT_EQ(1u, a.out.size());
+    Frame f = a.out.front();
+    a.out.clear();
+    roce::Packet p = parsed(f);
+    p.sgid[15] ^= 1;
+    Frame forged(roce::frame_bytes(p));
+    roce::build(p, forged.data());
+    arrive(b, forged);
+    b.drv.run();
+    EXPECT_TRUE(b.out.empty());
+    EXPECT_EQ(1u, b.counter(&vrnic_regs::wire_rx_drops));
+    const uint8_t* got = b.drv.host(dst_gpa, 512);
+    EXPECT_TRUE(std::all_of(got, got + 512, [](uint8_t x) { return x == 0; }));
+}
+
+class WireUc : public WireRc {
+  protected:
+    void SetUp() override { connect(VRNIC_QPT_UC); }
+};
+
+// UC: nothing answers; a message missing a packet is dropped and counted,
+// and the next one arrives into the same receive.
+TEST_F(WireUc, AMessageMissingAPacketIsDroppedAndTheNextArrives) {
+    uint64_t src_gpa, dst_gpa;
+    MrInfo src = a.buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x44, &src_gpa);
+    MrInfo dst = b.buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0, &dst_gpa);
+    b.drv.post_recv(qb, 1, {sge(dst, 0, 8192)});
+    SendWr s;
+    s.sge = {sge(src, 0, 5000)};
+    a.drv.post_send(qa, s);
+    unsigned n = 0;
+    pump([&](const Frame&) { return ++n == 2 ? Fate::drop : Fate::pass; });
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    EXPECT_TRUE(b.drv.poll_cq(b.cq).empty());
+    EXPECT_EQ(1u, b.counter(&vrnic_regs::uc_drops));
+    EXPECT_TRUE(b.out.empty());
+
+    s.sge = {sge(src, 100, 3000)};
+    a.drv.post_send(qa, s);
+    pump();
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    auto r = b.drv.poll_cq(b.cq);
+    ASSERT_EQ(1u, r.size());
+    EXPECT_EQ(1u, r[0].wr_id);
+    EXPECT_EQ(3000u, r[0].byte_len);
+    EXPECT_EQ(0, memcmp(b.drv.host(dst_gpa, 3000), a.drv.host(src_gpa + 100, 3000), 3000));
+}
+
+TEST_F(WireUc, AWriteArrivesWithoutAnAck) {
+    MrInfo src = a.buffer(6000, VRNIC_ACCESS_LOCAL_WRITE, 0x45);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(8192, kRw, 0, &dst_gpa);
+    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 6000, dst));
+    std::vector<uint8_t> ops;
+    pump(count_b_opcodes(&ops));
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 6000, 0x45));
+    EXPECT_TRUE(ops.empty());
+}
+
+} // namespace
+} // namespace vrnic::test
