@@ -9,14 +9,20 @@ import time
 
 BW_TESTS = {"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"}
 LAT_TESTS = {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat"}
-# The UD points make bench measures between two VMs.
+# The RC and UD points make bench measures between two VMs.
+RC_POINTS = [("ib_write_bw", 65536), ("ib_write_bw", 64), ("ib_read_bw", 65536),
+             ("ib_send_bw", 64), ("ib_write_lat", 8), ("ib_send_lat", 8)]
 UD_POINTS = [("ib_send_lat", 8), ("ib_send_bw", 64), ("ib_send_bw", 1024)]
 
 
-def vm_point_args(test, dev, gid, port, size, conn="RC"):
+def vm_point_args(test, dev, gid, port, size, conn="RC", outs=None):
     """perftest's arguments for one point between two VMs (cross-vm-run,
-    wire-run): bandwidth for 2 s, latency over 5000 iterations."""
+    wire-run): bandwidth for 2 s, latency over 5000 iterations. `outs`:
+    the READs in flight (perftest gives the requester the responder's
+    count, which must not exceed what the requester's device takes)."""
     args = [test, "-d", dev, "-x", str(gid), "-p", str(port), "-F", "-s", str(size), "-c", conn]
+    if outs and test in ("ib_read_bw", "ib_read_lat"):
+        args += ["-o", str(outs)]
     return args + (["-D", "2"] if test in BW_TESTS else ["-n", "5000"])
 
 
