@@ -144,6 +144,23 @@ struct SendWr {
     vrnic_wqe_bind_mw bind{}; // 1.8: BIND_MW's union
 };
 
+// `len` bytes at `off` of MR `m`, as an SGE.
+inline vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
+    return vrnic_sge{m.iova + off, len, m.lkey};
+}
+
+// A signaled RDMA operation `op` of `len` bytes between the start of
+// `local` and `off` in `remote`.
+inline SendWr rdma_wr(uint8_t op, const MrInfo& local, uint32_t len, const MrInfo& remote,
+                      uint64_t off = 0) {
+    SendWr w;
+    w.opcode = op;
+    w.sge = {sge(local, 0, len)};
+    w.remote_addr = remote.iova + off;
+    w.rkey = remote.rkey;
+    return w;
+}
+
 // `key` with its low 8 bits (the key byte a REG_MR or BIND_MW sets) `b`.
 inline uint32_t with_key_byte(uint32_t key, uint8_t b) {
     return (key & ~0xffu) | b;

@@ -52,10 +52,6 @@ struct Vm {
     CqInfo cq;
 };
 
-vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
-    return vrnic_sge{m.iova + off, len, m.lkey};
-}
-
 class CrossVm : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -75,15 +71,6 @@ class CrossVm : public ::testing::Test {
         a->drv.run();
         return a->drv.poll_cq(a->cq);
     }
-    SendWr rdma(uint8_t op, const MrInfo& local, uint32_t len, const MrInfo& remote,
-                uint64_t off = 0) {
-        SendWr w;
-        w.opcode = op;
-        w.sge = {sge(local, 0, len)};
-        w.remote_addr = remote.iova + off;
-        w.rkey = remote.rkey;
-        return w;
-    }
 
     RdmaFabric fabric{2};
     std::unique_ptr<Vm> a, b;
@@ -94,7 +81,7 @@ TEST_F(CrossVm, WriteLandsInTheOtherVmsMemory) {
     MrInfo src = a->buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x31);
     uint64_t dst_gpa;
     MrInfo dst = b->buffer(8192, kRw, 0, &dst_gpa);
-    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 8192, dst));
+    a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 8192, dst));
     auto c = run_a();
     ASSERT_EQ(1u, c.size());
     EXPECT_EQ(VRNIC_WC_SUCCESS, c[0].status);
@@ -127,17 +114,17 @@ TEST_F(CrossVm, ReadAndAtomicsComeBackFromTheOtherVm) {
     MrInfo remote = b->buffer(4096, kRw, 0x55, &rgpa);
     uint64_t lgpa;
     MrInfo local = a->buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &lgpa);
-    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_READ, local, 2048, remote));
+    a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 2048, remote));
     ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
     EXPECT_TRUE(a->drv.check_pattern(lgpa, 2048, 0x55));
 
     uint64_t v = 40;
     memcpy(b->drv.host(rgpa + 8, 8), &v, 8);
-    SendWr fa = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, 8);
+    SendWr fa = rdma_wr(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, 8);
     fa.compare_add = 2;
     a->drv.post_send(qa, fa);
     ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
-    SendWr cs = rdma(VRNIC_WR_ATOMIC_CMP_AND_SWP, local, 8, remote, 8);
+    SendWr cs = rdma_wr(VRNIC_WR_ATOMIC_CMP_AND_SWP, local, 8, remote, 8);
     cs.sge = {sge(local, 8, 8)};
     cs.compare_add = 42;
     cs.swap = 7;
@@ -174,7 +161,7 @@ TEST_F(CrossVm, ResponderChecksAreTheResponderVms) {
         qa = a->qp();
         qb = b->qp();
         connect(VRNIC_QPT_RC);
-        a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, k.dst, k.off));
+        a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, k.dst, k.off));
         auto c = run_a();
         ASSERT_EQ(1u, c.size());
         EXPECT_EQ(VRNIC_WC_REM_ACCESS_ERR, c[0].status);
@@ -195,7 +182,7 @@ TEST_F(CrossVm, ResponderMustPointBackAtTheRequestersVm) {
     MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
     uint64_t dst_gpa;
     MrInfo dst = b->buffer(64, kRw, 0, &dst_gpa);
-    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     EXPECT_TRUE(run_a().empty()); // waiting for an answer
     for (int i = 0; i < 8; i++) {
         a->drv.clock() += 1'000'000'000;
@@ -213,7 +200,7 @@ TEST_F(CrossVm, PeerThatLeftIsRetriedThenRetryExceeded) {
     MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x22);
     MrInfo dst = b->buffer(64, kRw);
     b.reset();
-    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     EXPECT_TRUE(run_a().empty());
     // Path's timeout 14 is 67 ms per try, retry_cnt 7 retries after the first.
     unsigned tries = 1;
@@ -270,7 +257,7 @@ TEST_F(CrossVm, BusyLowerPortIsTakenFirstByTheNextPass) {
     MrInfo src = b->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x5e);
     uint64_t dst_gpa;
     MrInfo dst = a->buffer(64, kRw, 0, &dst_gpa);
-    b->drv.post_send(qb, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    b->drv.post_send(qb, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     {
         std::lock_guard<FifoLock> other(fabric.lock(0)); // port 0 is a
         EXPECT_TRUE(b->drv.dev().poll_once());           // busy: not idle
@@ -293,7 +280,7 @@ TEST_F(CrossVm, ContendedPeerTakesLargeMessagesInSlices) {
     MrInfo src = a->buffer(kMiB, VRNIC_ACCESS_LOCAL_WRITE, 0x17);
     uint64_t dst_gpa;
     MrInfo dst = b->buffer(kMiB, kRw, 0, &dst_gpa);
-    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, kMiB, dst));
+    a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, kMiB, dst));
     FifoLock& lb = fabric.lock(1);
     lb.lock();
     std::thread pass([&] { a->drv.dev().poll_once(); }); // waits for b
@@ -321,7 +308,7 @@ TEST_F(CrossVm, GidOfAnotherVmIsRefused) {
     MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x5a);
     uint64_t dst_gpa;
     MrInfo dst = b->buffer(64, kRw, 0, &dst_gpa);
-    a->drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 64, dst));
+    a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
     EXPECT_TRUE(b->drv.check_pattern(dst_gpa, 64, 0x5a));
 

@@ -26,9 +26,6 @@ class QpPairBase : public ::testing::Test {
             *gpa = g;
         return drv.reg_mr(pd, g, len, access);
     }
-    static vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
-        return vrnic_sge{m.iova + off, len, m.lkey};
-    }
     vrnic_qp_state state(const QpInfo& q) {
         return static_cast<vrnic_qp_state>(drv.query_qp(q).qp_state);
     }

@@ -52,10 +52,6 @@ struct Station {
     std::deque<Frame> out;
 };
 
-vrnic_sge sge(const MrInfo& m, uint64_t off, uint32_t len) {
-    return vrnic_sge{m.iova + off, len, m.lkey};
-}
-
 roce::Packet parsed(const Frame& f) {
     roce::Packet p;
     EXPECT_EQ(roce::Drop::none, roce::parse(f.data(), uint32_t(f.size()), &p));
@@ -138,15 +134,6 @@ class WireRc : public ::testing::Test {
     static void arrive(Station& to, const Frame& f) {
         to.drv.dev().deliver_frame(f.data(), uint32_t(f.size()), true);
     }
-    SendWr rdma(uint8_t op, const MrInfo& local, uint32_t len, const MrInfo& remote,
-                uint64_t off = 0) {
-        SendWr w;
-        w.opcode = op;
-        w.sge = {sge(local, 0, len)};
-        w.remote_addr = remote.iova + off;
-        w.rkey = remote.rkey;
-        return w;
-    }
     // Records the opcodes b sends (its ACKs and responses).
     Link count_b_opcodes(std::vector<uint8_t>* ops) {
         return [this, ops](const Frame& f) {
@@ -195,14 +182,14 @@ TEST_F(WireRc, WriteReadAndAtomicsCrossBothWays) {
     uint64_t rgpa, lgpa;
     MrInfo remote = b.buffer(65536, kRw, 0, &rgpa);
     MrInfo local = a.buffer(65536, VRNIC_ACCESS_LOCAL_WRITE, 0x17, &lgpa);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, local, 40000, remote));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, local, 40000, remote));
     pump();
     ASSERT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
     EXPECT_TRUE(b.drv.check_pattern(rgpa, 40000, 0x17));
 
     b.drv.fill(rgpa, 65536, 0x5a);
     a.drv.fill(lgpa, 65536, 0);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_READ, local, 50001, remote, 3));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 50001, remote, 3));
     pump();
     auto c = a.drv.poll_cq(a.cq);
     ASSERT_EQ(1u, c.size());
@@ -212,10 +199,10 @@ TEST_F(WireRc, WriteReadAndAtomicsCrossBothWays) {
 
     uint64_t v = 40;
     memcpy(b.drv.host(rgpa + 8, 8), &v, 8);
-    SendWr fa = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, 8);
+    SendWr fa = rdma_wr(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, 8);
     fa.compare_add = 2;
     a.drv.post_send(qa, fa);
-    SendWr cs = rdma(VRNIC_WR_ATOMIC_CMP_AND_SWP, local, 8, remote, 8);
+    SendWr cs = rdma_wr(VRNIC_WR_ATOMIC_CMP_AND_SWP, local, 8, remote, 8);
     cs.sge = {sge(local, 8, 8)};
     cs.compare_add = 42;
     cs.swap = 7;
@@ -238,7 +225,7 @@ TEST_F(WireRc, WriteReadAndAtomicsCrossBothWays) {
     MrInfo from_b = b.buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x3c);
     MrInfo rbuf = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE);
     a.drv.post_recv(qa, 0xa1, {sge(rbuf, 0, 64)});
-    SendWr wi = rdma(VRNIC_WR_RDMA_WRITE_WITH_IMM, from_b, 5000, at_a);
+    SendWr wi = rdma_wr(VRNIC_WR_RDMA_WRITE_WITH_IMM, from_b, 5000, at_a);
     wi.imm_be = 0xfeed;
     b.drv.post_send(qb, wi);
     pump();
@@ -275,7 +262,7 @@ TEST_F(WireRc, ALossyLinkStillDeliversExactData) {
         SendWr s;
         s.sge = {sge(local, 0, len)};
         a.drv.post_send(qa, s);
-        a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, local, len, remote));
+        a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, local, len, remote));
         pump(lossy);
         auto c = a.drv.poll_cq(a.cq);
         ASSERT_EQ(2u, c.size());
@@ -290,8 +277,8 @@ TEST_F(WireRc, ALossyLinkStillDeliversExactData) {
         a.drv.fill(sgpa, kLen, 0);
         const uint64_t counter_v = uint64_t(round) * 1000;
         memcpy(b.drv.host(rgpa + kCounter, 8), &counter_v, 8);
-        a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_READ, local, len, remote));
-        SendWr add = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, kCounter);
+        a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, len, remote));
+        SendWr add = rdma_wr(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote, kCounter);
         add.sge = {sge(local, 65536, 8)};
         add.compare_add = 1;
         a.drv.post_send(qa, add);
@@ -316,7 +303,7 @@ TEST_F(WireRc, AGapIsNakedAndFilledWithoutWaitingForTheTimeout) {
     MrInfo src = a.buffer(10240, VRNIC_ACCESS_LOCAL_WRITE, 0x29);
     uint64_t dst_gpa;
     MrInfo dst = b.buffer(10240, kRw, 0, &dst_gpa);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 10240, dst));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 10240, dst));
     unsigned n = 0;
     pump([&](const Frame& f) {
         const bool from_a = !memcmp(parsed(f).sgid.data(), kGid, 16);
@@ -337,7 +324,7 @@ TEST_F(WireRc, ARepeatedAtomicIsExecutedOnce) {
     MrInfo local = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0, &lgpa);
     const uint64_t v = 1000;
     memcpy(b.drv.host(rgpa, 8), &v, 8);
-    SendWr fa = rdma(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote);
+    SendWr fa = rdma_wr(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote);
     fa.compare_add = 5;
     a.drv.post_send(qa, fa);
     unsigned acks = 0;
@@ -361,7 +348,7 @@ TEST_F(WireRc, ARepeatedAtomicIsExecutedOnce) {
 TEST_F(WireRc, ARequestTheResponderNeverAnswersExhaustsTheRetries) {
     MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
     MrInfo dst = b.buffer(4096, kRw);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 4096, dst));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 4096, dst));
     unsigned sent = 0;
     pump([&](const Frame&) {
         sent++;
@@ -418,7 +405,7 @@ TEST_F(WireRc, RnrRetriesRunOutAtTheQpsCount) {
 TEST_F(WireRc, AResponderViolationNaksAndBothQpsFail) {
     MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x66);
     MrInfo ro = b.buffer(4096, VRNIC_ACCESS_REMOTE_READ);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 2000, ro));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 2000, ro));
     pump();
     auto c = a.drv.poll_cq(a.cq);
     ASSERT_EQ(1u, c.size());
@@ -447,7 +434,7 @@ TEST_F(WireRc, PacketsFromAnotherGidAreDropped) {
     MrInfo src = a.buffer(512, VRNIC_ACCESS_LOCAL_WRITE, 0x21);
     uint64_t dst_gpa;
     MrInfo dst = b.buffer(512, kRw, 0, &dst_gpa);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 512, dst));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 512, dst));
     a.drv.run();
     ASSERT_EQ(1u, a.out.size());
     Frame f = a.out.front();
@@ -501,7 +488,7 @@ TEST_F(WireUc, AWriteArrivesWithoutAnAck) {
     MrInfo src = a.buffer(6000, VRNIC_ACCESS_LOCAL_WRITE, 0x45);
     uint64_t dst_gpa;
     MrInfo dst = b.buffer(8192, kRw, 0, &dst_gpa);
-    a.drv.post_send(qa, rdma(VRNIC_WR_RDMA_WRITE, src, 6000, dst));
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 6000, dst));
     std::vector<uint8_t> ops;
     pump(count_b_opcodes(&ops));
     EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
