@@ -80,7 +80,7 @@ check-unit:
 # into the tree. Any crash,
 # sanitizer report, leak or hang (-timeout) fails; the input is left in
 # build/fuzz/ (tests/fuzz/README.md says how to replay it).
-FUZZ_TARGETS := cmdq wqe doorbell eth roce
+FUZZ_TARGETS := cmdq wqe doorbell eth roce wire
 FUZZ_FLAGS := -max_len=4096 -timeout=10 -print_final_stats=1
 check-fuzz:
 	CXX=clang++ CC=clang cmake -S . -B build/fuzz -DVRNIC_FUZZ=ON -Wno-dev >/dev/null
