@@ -310,7 +310,8 @@ struct vrnic_regs {
 	__le32 wire_resent_pkts;	/* request packets sent again */
 	__le32 wire_seq_naks;		/* sequence NAKs sent: a packet missing */
 	__le32 wire_dup_reqs;		/* duplicate requests answered again */
-	__u8 rsvd_114[44];
+	__le32 wire_stale_pkts;		/* late answers, requests to a closed QP */
+	__u8 rsvd_118[40];
 
 	/* 0x140: idle handshake; written by the device */
 	__le32 need_wakeup;		/* VRNIC_DB_STATUS_*_WAKEUP bits */
@@ -1262,6 +1263,7 @@ VRNIC_ASSERT_OFFSET(struct vrnic_regs, completion_errors, 0x1f0);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, heartbeat, 0x100);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_resent_pkts, 0x108);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_dup_reqs, 0x110);
+VRNIC_ASSERT_OFFSET(struct vrnic_regs, wire_stale_pkts, 0x114);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, need_wakeup, 0x140);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, cmdq_ci, 0x180);
 VRNIC_ASSERT_OFFSET(struct vrnic_regs, aeq_pi, 0x184);

@@ -45,6 +45,8 @@ static const struct rdma_stat_desc vrnic_hw_stat_descs[VRNIC_STATS_MAX] = {
 		"wire_resent_pkts",
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_SEQ_NAKS].name = "wire_seq_naks",
 	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_DUP_REQS].name = "wire_dup_reqs",
+	[VRNIC_CNT_MAX + VRNIC_DEV_CNT_WIRE_STALE_PKTS].name =
+		"wire_stale_pkts",
 };
 
 struct rdma_hw_stats *vrnic_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -93,6 +95,7 @@ int vrnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 			readl(&r->wire_resent_pkts);
 		dv[VRNIC_DEV_CNT_WIRE_SEQ_NAKS] = readl(&r->wire_seq_naks);
 		dv[VRNIC_DEV_CNT_WIRE_DUP_REQS] = readl(&r->wire_dup_reqs);
+		dv[VRNIC_DEV_CNT_WIRE_STALE_PKTS] = readl(&r->wire_stale_pkts);
 	}
 	return VRNIC_STATS_MAX;
 }

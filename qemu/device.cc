@@ -122,6 +122,7 @@ void Device::reset(uint32_t req) {
     store_relaxed(&r->wire_resent_pkts, 0u);
     store_relaxed(&r->wire_seq_naks, 0u);
     store_relaxed(&r->wire_dup_reqs, 0u);
+    store_relaxed(&r->wire_stale_pkts, 0u);
     for (auto* c : {&r->rdma_tx_msgs, &r->rdma_tx_bytes, &r->rdma_rx_msgs, &r->rdma_rx_bytes,
                     &r->rnr_naks, &r->retries, &r->completion_errors})
         store_relaxed(c, 0ull);

@@ -317,11 +317,12 @@ void on_atomic_ack(DeviceState& d, Qp& qp, WireRequest& r, const roce::Packet& p
 void wire_requester_receive(DeviceState& d, const roce::Packet& p) {
     Qp* qp = d.obj->qps.find(p.bth.dest_qp);
     WireRequest* r = qp ? qp->wire_req.get() : nullptr;
-    // Answers to a request that completed, or from a station that is not
-    // the QP's peer, are dropped.
-    if (!r || r->done || r->sq_idx != qp->sq.ci || qp->type != QpType::rc ||
-        memcmp(p.sgid.data(), qp->attr.av.dgid, 16))
+    // Answers from a station that is not the QP's peer are dropped; the
+    // peer's late answers to a request that completed are stale.
+    if (!qp || qp->type != QpType::rc || memcmp(p.sgid.data(), qp->attr.av.dgid, 16))
         return count_in_reg(&d.regs()->wire_rx_drops);
+    if (!r || r->done || r->sq_idx != qp->sq.ci)
+        return count_in_reg(&d.regs()->wire_stale_pkts);
     const uint32_t k = (p.bth.psn - r->first_psn) & VRNIC_PSN_MASK;
     switch (p.bth.opcode) {
     case roce::kRcAck:

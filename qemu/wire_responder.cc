@@ -387,10 +387,10 @@ void wire_responder_receive(DeviceState& d, const roce::Packet& p) {
     Qp* qp = d.obj->qps.find(p.bth.dest_qp);
     const bool uc = p.bth.opcode & roce::kUcBase;
     const QpType want = uc ? QpType::uc : QpType::rc;
-    if (!qp || qp->type != want ||
-        (qp->state != VRNIC_QPS_RTR && qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD) ||
-        memcmp(p.sgid.data(), qp->attr.av.dgid, 16))
+    if (!qp || qp->type != want || memcmp(p.sgid.data(), qp->attr.av.dgid, 16))
         return count_in_reg(&d.regs()->wire_rx_drops);
+    if (qp->state != VRNIC_QPS_RTR && qp->state != VRNIC_QPS_RTS && qp->state != VRNIC_QPS_SQD)
+        return count_in_reg(&d.regs()->wire_stale_pkts); // the peer's, but too late
     if (!qp->wire_resp)
         qp->wire_resp = std::make_unique<WireResponse>();
     // The first message a QP in RTR takes establishes the connection.

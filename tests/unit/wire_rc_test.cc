@@ -451,6 +451,37 @@ TEST_F(WireRc, PacketsFromAnotherGidAreDropped) {
     EXPECT_TRUE(std::all_of(got, got + 512, [](uint8_t x) { return x == 0; }));
 }
 
+// An answer that comes after its WQE completed, as the answers to a resent
+// request and its original both do, is the peer's and only late: it counts
+// as stale; the same answer from another GID is a drop.
+TEST_F(WireRc, ALateAnswerIsStaleAndAForeignOneADrop) {
+    MrInfo src = a.buffer(512, VRNIC_ACCESS_LOCAL_WRITE, 0x21);
+    MrInfo dst = b.buffer(512, kRw);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 512, dst));
+    std::vector<Frame> acks;
+    pump([&acks](const Frame& f) {
+        if (parsed(f).bth.opcode == roce::kRcAck)
+            acks.push_back(f);
+        return Fate::pass;
+    });
+    ASSERT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    ASSERT_EQ(1u, acks.size());
+    arrive(a, acks[0]);
+    a.drv.run();
+    EXPECT_EQ(1u, a.counter(&vrnic_regs::wire_stale_pkts));
+    EXPECT_EQ(0u, a.counter(&vrnic_regs::wire_rx_drops));
+    roce::Packet p = parsed(acks[0]);
+    p.sgid[15] ^= 1;
+    Frame forged(roce::frame_bytes(p));
+    roce::build(p, forged.data());
+    arrive(a, forged);
+    a.drv.run();
+    EXPECT_EQ(1u, a.counter(&vrnic_regs::wire_stale_pkts));
+    EXPECT_EQ(1u, a.counter(&vrnic_regs::wire_rx_drops));
+    EXPECT_TRUE(a.drv.poll_cq(a.cq).empty());
+    EXPECT_TRUE(a.out.empty());
+}
+
 class WireUc : public WireRc {
   protected:
     void SetUp() override { connect(VRNIC_QPT_UC); }
