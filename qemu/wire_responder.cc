@@ -231,12 +231,20 @@ Verdict on_write(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p,
     return {};
 }
 
-Verdict on_read(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
+// The checks of a READ request, new or repeated: the MR it reads in *mr
+// (none for a zero-length READ), or the NAK.
+Verdict read_region(DeviceState& d, const Qp& qp, const roce::Packet& p, const Mr** mr) {
     if (qp.attr.max_dest_rd_atomic == 0 || p.dma_len > d.params.max_msg_sz)
         return nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
-    const Mr* mr = nullptr;
-    if (p.dma_len && check_remote(d, qp, p.rkey, p.va, p.dma_len, VRNIC_ACCESS_REMOTE_READ, &mr))
+    if (p.dma_len && check_remote(d, qp, p.rkey, p.va, p.dma_len, VRNIC_ACCESS_REMOTE_READ, mr))
         return nak(kNakAccess, VRNIC_EQE_QP_ACCESS_ERR);
+    return {};
+}
+
+Verdict on_read(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
+    const Mr* mr = nullptr;
+    if (Verdict v = read_region(d, qp, p, &mr); v.nak)
+        return v;
     s.msn++;
     if (mr)
         send_read_response(d, qp, *mr, p.va, p.dma_len, p.bth.psn, s.msn);
@@ -303,8 +311,7 @@ void duplicate(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     count_in_reg(&d.regs()->wire_dup_reqs);
     if (op == roce::kRcReadRequest) { // reads are idempotent: executed again
         const Mr* mr = nullptr;
-        if (qp.attr.max_dest_rd_atomic && p.dma_len <= d.params.max_msg_sz && p.dma_len &&
-            !check_remote(d, qp, p.rkey, p.va, p.dma_len, VRNIC_ACCESS_REMOTE_READ, &mr))
+        if (!read_region(d, qp, p, &mr).nak && mr)
             send_read_response(d, qp, *mr, p.va, p.dma_len, p.bth.psn, s.msn);
         return;
     }
