@@ -10,6 +10,10 @@
 
 namespace vrnic {
 
+// Responder resources of a QP: the wire responder keeps this many atomic
+// results, so a requester may have them all outstanding (wire_state.h).
+constexpr uint32_t kMaxRdAtom = 16;
+
 struct DeviceParams {
     uint64_t bar2_size = VRNIC_BAR2_SIZE;
     uint32_t num_vectors = VRNIC_NUM_VECTORS;
@@ -32,7 +36,7 @@ struct DeviceParams {
     uint64_t max_mr_pages = 0;
     uint64_t page_size_cap = 0x7ffff000ull;
     uint32_t max_msg_sz = 1u << 31;
-    uint32_t max_rd_atom = 16; // max_qp_rd_atom and max_qp_init_rd_atom
+    uint32_t max_rd_atom = kMaxRdAtom; // max_qp_rd_atom, max_qp_init_rd_atom
     uint32_t atomic_cap = VRNIC_ATOMIC_HCA;
     uint32_t max_mtu = VRNIC_MTU_4096; // path MTU limit, enum vrnic_mtu
     uint32_t gid_tbl_len = 16;

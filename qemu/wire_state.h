@@ -4,6 +4,7 @@
 // head of its SQ, and the message its responder is in the middle of.
 #pragma once
 
+#include "device_params.h"
 #include "wqe_copy.h"
 
 #include <array>
@@ -47,7 +48,9 @@ struct WireResponse {
         uint32_t psn = 0;
         uint64_t orig = 0;
     };
-    std::array<Atomic, 8> atomics; // the last answered, by PSN
+    // The last answered, by PSN: one per responder resource, since a
+    // requester may repeat any of max_dest_rd_atomic outstanding atomics.
+    std::array<Atomic, kMaxRdAtom> atomics;
     unsigned atomic_next = 0;
 };
 

@@ -345,6 +345,52 @@ TEST_F(WireRc, ARepeatedAtomicIsExecutedOnce) {
     EXPECT_EQ(3u, b.counter(&vrnic_regs::wire_dup_reqs)); // its copy, the retry and its copy
 }
 
+// A requester may have as many atomics outstanding as the responder's
+// resources (max_qp_rd_atom) and lose all their answers: the oldest, asked
+// again, is still answered from its kept value, not dropped.
+TEST_F(WireRc, EveryOutstandingAtomicCanBeAskedAgain) {
+    uint64_t rgpa;
+    MrInfo remote = b.buffer(64, kRw, 0, &rgpa);
+    MrInfo local = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE);
+    const uint64_t v = 1000;
+    memcpy(b.drv.host(rgpa, 8), &v, 8);
+    SendWr fa = rdma_wr(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote);
+    fa.compare_add = 5;
+    a.drv.post_send(qa, fa);
+    a.drv.run();
+    ASSERT_EQ(1u, a.out.size());
+    roce::Packet req = parsed(a.out.front());
+    a.out.clear();
+    const uint32_t n = b.drv.dev().state().params.max_rd_atom;
+    auto ask = [&](uint32_t i) {
+        roce::Packet p = req;
+        p.bth.psn = (req.bth.psn + i) & VRNIC_PSN_MASK;
+        Frame f(roce::frame_bytes(p));
+        roce::build(p, f.data());
+        arrive(b, f);
+        b.drv.run();
+    };
+    for (uint32_t i = 0; i < n; i++) // every answer lost on its way
+        ask(i);
+    ASSERT_EQ(n, b.out.size());
+    b.out.clear();
+    uint64_t now;
+    memcpy(&now, b.drv.host(rgpa, 8), 8);
+    EXPECT_EQ(v + 5 * n, now);
+    for (uint32_t i = 0; i < n; i++) {
+        ask(i);
+        ASSERT_EQ(1u, b.out.size()) << "atomic " << i << " asked again";
+        roce::Packet ack = parsed(b.out.front());
+        b.out.clear();
+        EXPECT_EQ(roce::kRcAtomicAck, ack.bth.opcode);
+        EXPECT_EQ((req.bth.psn + i) & VRNIC_PSN_MASK, ack.bth.psn);
+        EXPECT_EQ(v + 5 * i, ack.orig);
+    }
+    memcpy(&now, b.drv.host(rgpa, 8), 8);
+    EXPECT_EQ(v + 5 * n, now);
+    EXPECT_EQ(n, b.counter(&vrnic_regs::wire_dup_reqs));
+}
+
 TEST_F(WireRc, ARequestTheResponderNeverAnswersExhaustsTheRetries) {
     MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
     MrInfo dst = b.buffer(4096, kRw);
