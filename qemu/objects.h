@@ -159,7 +159,9 @@ struct Qp {
     int rnr_resp_port = -1;     // its fabric port (-1: this device)
     uint32_t rnr_recv_mark = 0; // its RecvSource::rnr_mark() then
     // Lost request: the head SQ WQE found its responder not ready yet
-    // (RESET, INIT); it is sent again after the ack timeout, retry_cnt times.
+    // (RESET, INIT), or over the uplink got no answer or an RNR NAK; it is
+    // sent again after the ack timeout, retry_cnt times (the wire's RNR
+    // waits count in rnr_retries).
     bool retry_waiting = false;
     uint32_t retries = 0;
     uint64_t retry_deadline = 0; // ns

@@ -123,10 +123,10 @@ bool timer_expired(DeviceState& d, Qp& qp, WireRequest& r, uint8_t* status) {
     qp.retry_waiting = false;
     if (r.rnr) {
         r.rnr = false;
-        if (qp.attr.rnr_retry != 7 && r.rnr_retries++ >= qp.attr.rnr_retry)
+        if (qp.attr.rnr_retry != 7 && qp.rnr_retries++ >= qp.attr.rnr_retry)
             return *status = VRNIC_WC_RNR_RETRY_EXC_ERR, false;
     } else {
-        if (r.retries++ >= qp.attr.retry_cnt)
+        if (qp.retries++ >= qp.attr.retry_cnt)
             return *status = VRNIC_WC_RETRY_EXC_ERR, false;
         add_in_reg(&d.regs()->retries, 1);
     }
@@ -164,6 +164,8 @@ Outcome execute_wire_send(DeviceState& d, Qp& qp, const SendWqeCopy* w) {
             return Outcome::consumed;
         }
         qp.wire_req = std::make_unique<WireRequest>();
+        qp.retries = 0;
+        qp.rnr_retries = 0;
         WireRequest& r = *qp.wire_req;
         r.sq_idx = qp.sq.ci;
         memcpy(&r.wqe, w, sizeof(r.wqe));
@@ -207,8 +209,8 @@ void answered(WireRequest& r, Qp& qp, uint8_t status, uint32_t vendor) {
 // The packets up to `acked` arrived: the window moves, the timer restarts.
 void progressed(DeviceState& d, WireRequest& r, Qp& qp, uint32_t acked) {
     r.acked = acked;
-    r.retries = 0;
-    r.rnr_retries = 0;
+    qp.retries = 0;
+    qp.rnr_retries = 0;
     r.gap_reported = false;
     if (r.next < r.npkts) {
         qp.retry_waiting = false; // send what the window now allows

@@ -24,7 +24,6 @@ struct WireRequest {
     uint32_t sent_max = 0;     // the furthest `next` so far: below it, packets go again
     bool rnr = false;          // the wait is an RNR NAK's, not the ack timeout
     bool gap_reported = false; // READ: a gap in the responses asked again
-    uint32_t retries = 0, rnr_retries = 0;
     bool done = false;
     uint8_t status = 0;
     uint32_t vendor = 0;
