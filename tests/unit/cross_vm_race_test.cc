@@ -6,8 +6,7 @@
 // the change causes), what succeeded is in b's memory, and `make
 // check-tsan` runs this under ThreadSanitizer.
 #include "completion.h"
-#include "fake_driver.h"
-#include "rdma_fabric.h"
+#include "test_device.h"
 
 #include <memory>
 #include <thread>
@@ -15,25 +14,15 @@
 namespace vrnic::test {
 namespace {
 
-constexpr uint8_t kGid2[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
-                               0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x02};
 constexpr uint32_t kRemote = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE;
 constexpr unsigned kWrites = 16;
 constexpr uint32_t kLen = 16384;
 
-struct Side {
-    Side(RdmaFabric& f, uint32_t port, const uint8_t* gid) {
-        drv.dev().join_fabric(&f, port);
-        drv.bring_up(4, 8, true, gid); // each VM its own GID: a GID names one VM
-        pd = drv.create_pd(0);
-        cq = drv.create_cq(0, 8);
-        buf = drv.alloc(uint64_t(kLen) * kWrites);
-        mr = drv.reg_mr(pd, buf, uint64_t(kLen) * kWrites, kRemote);
-        qp = drv.create_qp(0, pd, cq, cq);
-    }
-    FakeDriver drv;
-    uint32_t pd = 0;
-    CqInfo cq;
+// One VM with a buffer its peer writes into and one QP.
+struct Side : TestDevice {
+    Side(RdmaFabric& f, uint32_t port, const uint8_t* gid)
+        : TestDevice(gid, &f, port), mr(buffer(uint64_t(kLen) * kWrites, kRemote, 0, &buf)),
+          qp(drv.create_qp(0, pd, cq, cq)) {}
     uint64_t buf = 0;
     MrInfo mr;
     QpInfo qp;

@@ -5,10 +5,8 @@
 // responder's own state, and moves between the two memories; a VM that
 // leaves is a destination that no longer answers.
 #include "completion.h"
-#include "fake_driver.h"
 #include "mcast.h"
-#include "rdma_fabric.h"
-#include "shared_word.h"
+#include "test_device.h"
 
 #include <chrono>
 #include <cstring>
@@ -18,38 +16,14 @@
 namespace vrnic::test {
 namespace {
 
-// The second VM's port GID (the first's is kGid).
-constexpr uint8_t kGid2[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
-                               0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x02};
-
-constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
-                         VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
-
-// One VM: its driver, a PD, a CQ and one QP.
-struct Vm {
-    explicit Vm(RdmaFabric& f, uint32_t port, const uint8_t* gid) {
-        drv.dev().join_fabric(&f, port);
-        drv.bring_up(4, 8, true, gid); // each VM its own GID: a GID names one VM
-        pd = drv.create_pd(0);
-        cq = drv.create_cq(0, 8);
-    }
+// One VM, each with its own GID (a GID names one VM), and its QPs.
+struct Vm : TestDevice {
+    Vm(RdmaFabric& f, uint32_t port, const uint8_t* gid) : TestDevice(gid, &f, port) {}
     QpInfo qp(uint8_t type = VRNIC_QPT_RC) {
         QpOpts o;
         o.qp_type = type;
         return drv.create_qp(0, pd, cq, cq, o);
     }
-    MrInfo buffer(uint64_t len, uint32_t access, uint8_t seed = 0, uint64_t* gpa = nullptr,
-                  uint32_t in_pd = 0) {
-        const uint64_t g = drv.alloc(len);
-        if (seed)
-            drv.fill(g, len, seed);
-        if (gpa)
-            *gpa = g;
-        return drv.reg_mr(in_pd ? in_pd : pd, g, len, access);
-    }
-    FakeDriver drv;
-    uint32_t pd = 0;
-    CqInfo cq;
 };
 
 class CrossVm : public ::testing::Test {
@@ -80,7 +54,7 @@ class CrossVm : public ::testing::Test {
 TEST_F(CrossVm, WriteLandsInTheOtherVmsMemory) {
     MrInfo src = a->buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x31);
     uint64_t dst_gpa;
-    MrInfo dst = b->buffer(8192, kRw, 0, &dst_gpa);
+    MrInfo dst = b->buffer(8192, kRemoteAll, 0, &dst_gpa);
     a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 8192, dst));
     auto c = run_a();
     ASSERT_EQ(1u, c.size());
@@ -111,7 +85,7 @@ TEST_F(CrossVm, SendCompletesAtTheOtherVmsReceive) {
 
 TEST_F(CrossVm, ReadAndAtomicsComeBackFromTheOtherVm) {
     uint64_t rgpa;
-    MrInfo remote = b->buffer(4096, kRw, 0x55, &rgpa);
+    MrInfo remote = b->buffer(4096, kRemoteAll, 0x55, &rgpa);
     uint64_t lgpa;
     MrInfo local = a->buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0, &lgpa);
     a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 2048, remote));
@@ -152,9 +126,9 @@ TEST_F(CrossVm, ResponderChecksAreTheResponderVms) {
     };
     const Case cases[] = {
         {"the requester VM's own rkey", src, 0, kVeBadRkey},
-        {"another PD's MR", b->buffer(4096, kRw, 0, nullptr, other_pd), 0, kVeBadRkey},
+        {"another PD's MR", b->drv.buffer(other_pd, 4096, kRemoteAll), 0, kVeBadRkey},
         {"no REMOTE_WRITE", b->buffer(4096, VRNIC_ACCESS_REMOTE_READ), 0, kVeRemoteRights},
-        {"past the end", b->buffer(4096, kRw), 4096 - 32, kVeRemoteBounds},
+        {"past the end", b->buffer(4096, kRemoteAll), 4096 - 32, kVeRemoteBounds},
     };
     for (const Case& k : cases) {
         SCOPED_TRACE(k.what);
@@ -181,7 +155,7 @@ TEST_F(CrossVm, ResponderMustPointBackAtTheRequestersVm) {
     b->drv.activate(qb, Path{.dest_qpn = qa.qpn, .dgid = kGid3});
     MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
     uint64_t dst_gpa;
-    MrInfo dst = b->buffer(64, kRw, 0, &dst_gpa);
+    MrInfo dst = b->buffer(64, kRemoteAll, 0, &dst_gpa);
     a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     EXPECT_TRUE(run_a().empty()); // waiting for an answer
     for (int i = 0; i < 8; i++) {
@@ -198,7 +172,7 @@ TEST_F(CrossVm, ResponderMustPointBackAtTheRequestersVm) {
 // timeout * retry_cnt, then complete in RETRY_EXC_ERR; never at once.
 TEST_F(CrossVm, PeerThatLeftIsRetriedThenRetryExceeded) {
     MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x22);
-    MrInfo dst = b->buffer(64, kRw);
+    MrInfo dst = b->buffer(64, kRemoteAll);
     b.reset();
     a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     EXPECT_TRUE(run_a().empty());
@@ -215,8 +189,8 @@ TEST_F(CrossVm, PeerThatLeftIsRetriedThenRetryExceeded) {
     EXPECT_EQ(VRNIC_WC_RETRY_EXC_ERR, c[0].status);
     EXPECT_EQ(kVeNoResponder, c[0].vendor_err);
     EXPECT_EQ(9u, tries); // the first try and 7 retries, completed at the 8th timeout
-    EXPECT_EQ(7u, load_acquire(&a->drv.regs()->retries));
-    EXPECT_EQ(0u, load_acquire(&a->drv.regs()->rdma_tx_msgs));
+    EXPECT_EQ(7u, a->counter64(&vrnic_regs::retries));
+    EXPECT_EQ(0u, a->counter64(&vrnic_regs::rdma_tx_msgs));
 }
 
 TEST_F(CrossVm, UdDatagramCarriesTheSendersAddresses) {
@@ -248,7 +222,7 @@ TEST_F(CrossVm, UdDatagramCarriesTheSendersAddresses) {
     b.reset();
     a->drv.post_send(ua, ud_send(ah, ub.qpn, 0x77, {sge(src, 0, 512)}));
     ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
-    EXPECT_EQ(1u, load_acquire(&a->drv.regs()->ud_no_dest_drops));
+    EXPECT_EQ(1u, a->counter(&vrnic_regs::ud_no_dest_drops));
 }
 
 // A message to a lower port whose lock another thread holds is not lost:
@@ -256,7 +230,7 @@ TEST_F(CrossVm, UdDatagramCarriesTheSendersAddresses) {
 TEST_F(CrossVm, BusyLowerPortIsTakenFirstByTheNextPass) {
     MrInfo src = b->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x5e);
     uint64_t dst_gpa;
-    MrInfo dst = a->buffer(64, kRw, 0, &dst_gpa);
+    MrInfo dst = a->buffer(64, kRemoteAll, 0, &dst_gpa);
     b->drv.post_send(qb, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     {
         std::lock_guard<FifoLock> other(fabric.lock(0)); // port 0 is a
@@ -279,7 +253,7 @@ TEST_F(CrossVm, ContendedPeerTakesLargeMessagesInSlices) {
     constexpr uint32_t kMiB = 1 << 20;
     MrInfo src = a->buffer(kMiB, VRNIC_ACCESS_LOCAL_WRITE, 0x17);
     uint64_t dst_gpa;
-    MrInfo dst = b->buffer(kMiB, kRw, 0, &dst_gpa);
+    MrInfo dst = b->buffer(kMiB, kRemoteAll, 0, &dst_gpa);
     a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, kMiB, dst));
     FifoLock& lb = fabric.lock(1);
     lb.lock();
@@ -307,7 +281,7 @@ TEST_F(CrossVm, GidOfAnotherVmIsRefused) {
     // What a sends to kGid2 reaches b as before.
     MrInfo src = a->buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x5a);
     uint64_t dst_gpa;
-    MrInfo dst = b->buffer(64, kRw, 0, &dst_gpa);
+    MrInfo dst = b->buffer(64, kRemoteAll, 0, &dst_gpa);
     a->drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 64, dst));
     ASSERT_EQ(VRNIC_WC_SUCCESS, run_a().at(0).status);
     EXPECT_TRUE(b->drv.check_pattern(dst_gpa, 64, 0x5a));
@@ -407,7 +381,7 @@ TEST_F(CrossVmMcast, DatagramReachesTheMembersOfEveryVm) {
     expect_received(*a, ua, 900, 0x61, sender.qp.qpn);
     for (auto& q : ub)
         expect_received(*b, q, 900, 0x61, sender.qp.qpn);
-    EXPECT_EQ(0u, load_acquire(&a->drv.regs()->ud_no_dest_drops));
+    EXPECT_EQ(0u, a->counter(&vrnic_regs::ud_no_dest_drops));
 
     // A member b detaches takes nothing more; the one it keeps does.
     ASSERT_EQ(0u, mcast(*b, VRNIC_CMD_DETACH_MCAST, ub[0]));
@@ -433,7 +407,7 @@ TEST_F(CrossVmMcast, DatagramReachesTheMembersOfEveryVm) {
     send(*a, sender, ah_a, 200, 0x64);
     a->drv.run();
     ASSERT_EQ(VRNIC_WC_SUCCESS, a->drv.poll_cq(sender.cq).at(0).status);
-    EXPECT_EQ(1u, load_acquire(&a->drv.regs()->ud_no_dest_drops));
+    EXPECT_EQ(1u, a->counter(&vrnic_regs::ud_no_dest_drops));
 }
 
 // A pass that finds a member's lower port busy ends there; the next one

@@ -96,6 +96,15 @@ MrInfo FakeDriver::reg_mr(uint32_t pd, uint64_t gpa, uint64_t len, uint32_t acce
     return mr;
 }
 
+MrInfo FakeDriver::buffer(uint32_t pd, uint64_t len, uint32_t access, uint8_t seed, uint64_t* gpa) {
+    const uint64_t g = alloc(len);
+    if (seed)
+        fill(g, len, seed);
+    if (gpa)
+        *gpa = g;
+    return reg_mr(pd, g, len, access);
+}
+
 CqInfo FakeDriver::create_cq(uint32_t uctx, uint32_t log_depth) {
     if (!comp_eqn_)
         comp_eqn_ = create_eq(8);

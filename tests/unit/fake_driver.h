@@ -38,6 +38,10 @@ class FakeDriver : public GuestDriver {
     // Registers [gpa, gpa + len) of a physically contiguous buffer with
     // iova == gpa (or `iova` when non-zero) and 4 KiB pages.
     MrInfo reg_mr(uint32_t pd, uint64_t gpa, uint64_t len, uint32_t access, uint64_t iova = 0);
+    // A new buffer of `len` bytes registered in `pd`, filled with pattern
+    // `seed` unless it is 0; its address in `*gpa` when asked.
+    MrInfo buffer(uint32_t pd, uint64_t len, uint32_t access, uint8_t seed = 0,
+                  uint64_t* gpa = nullptr);
     // CQs share one completion EQ, made with the first.
     CqInfo create_cq(uint32_t uctx, uint32_t log_depth = 8);
     QpInfo create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, const CqInfo& rcq,

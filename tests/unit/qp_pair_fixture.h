@@ -19,12 +19,7 @@ class QpPairBase : public ::testing::Test {
 
     // A registered buffer of `len` bytes filled with pattern `seed`.
     MrInfo buffer(uint64_t len, uint32_t access, uint8_t seed = 0, uint64_t* gpa = nullptr) {
-        uint64_t g = drv.alloc(len);
-        if (seed)
-            drv.fill(g, len, seed);
-        if (gpa)
-            *gpa = g;
-        return drv.reg_mr(pd, g, len, access);
+        return drv.buffer(pd, len, access, seed, gpa);
     }
     vrnic_qp_state state(const QpInfo& q) {
         return static_cast<vrnic_qp_state>(drv.query_qp(q).qp_state);

@@ -2,10 +2,9 @@
 // devices with no fabric between them, each the other's station beyond the
 // uplink. The test carries their RoCE v2 frames, and can lose, repeat or
 // reorder them; the bytes that arrive are checked.
-#include "fake_driver.h"
 #include "requester.h"
 #include "roce_packet.h"
-#include "shared_word.h"
+#include "test_device.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,35 +19,14 @@ namespace {
 
 using Frame = std::vector<uint8_t>;
 
-constexpr uint8_t kGid2[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
-                               0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x02};
-constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
-                         VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
-
-// One host: its driver, a PD, a CQ, and the frames its uplink sent.
-struct Station {
-    explicit Station(const uint8_t* gid) {
-        drv.bring_up(4, 8, true, gid);
-        pd = drv.create_pd(0);
-        cq = drv.create_cq(0, 8);
+// One host: a device whose uplink's frames the test carries.
+struct Station : TestDevice {
+    explicit Station(const uint8_t* gid) : TestDevice(gid) {
         drv.dev().set_wire([this](const uint8_t* f, uint32_t n) {
             out.emplace_back(f, f + n);
             return true;
         });
     }
-    MrInfo buffer(uint64_t len, uint32_t access, uint8_t seed = 0, uint64_t* gpa = nullptr) {
-        const uint64_t g = drv.alloc(len);
-        if (seed)
-            drv.fill(g, len, seed);
-        if (gpa)
-            *gpa = g;
-        return drv.reg_mr(pd, g, len, access);
-    }
-    uint32_t counter(uint32_t vrnic_regs::*reg) { return load_acquire(&(drv.regs()->*reg)); }
-    uint64_t counter64(__le64 vrnic_regs::*reg) { return load_acquire(&(drv.regs()->*reg)); }
-    FakeDriver drv;
-    uint32_t pd = 0;
-    CqInfo cq;
     std::deque<Frame> out;
 };
 
@@ -180,7 +158,7 @@ TEST_F(WireRc, ASendOfManyPacketsArrivesWithOneAckPerSixteen) {
 
 TEST_F(WireRc, WriteReadAndAtomicsCrossBothWays) {
     uint64_t rgpa, lgpa;
-    MrInfo remote = b.buffer(65536, kRw, 0, &rgpa);
+    MrInfo remote = b.buffer(65536, kRemoteAll, 0, &rgpa);
     MrInfo local = a.buffer(65536, VRNIC_ACCESS_LOCAL_WRITE, 0x17, &lgpa);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, local, 40000, remote));
     pump();
@@ -221,7 +199,7 @@ TEST_F(WireRc, WriteReadAndAtomicsCrossBothWays) {
 
     // And from b to a: a WRITE with immediate completes a's receive.
     uint64_t agpa;
-    MrInfo at_a = a.buffer(8192, kRw, 0, &agpa);
+    MrInfo at_a = a.buffer(8192, kRemoteAll, 0, &agpa);
     MrInfo from_b = b.buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x3c);
     MrInfo rbuf = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE);
     a.drv.post_recv(qa, 0xa1, {sge(rbuf, 0, 64)});
@@ -250,7 +228,7 @@ TEST_F(WireRc, ALossyLinkStillDeliversExactData) {
     };
     constexpr uint32_t kLen = 70000, kCounter = kLen - 8; // past every message
     uint64_t rgpa, sgpa, rcv_gpa;
-    MrInfo remote = b.buffer(kLen, kRw, 0, &rgpa);
+    MrInfo remote = b.buffer(kLen, kRemoteAll, 0, &rgpa);
     MrInfo local = a.buffer(kLen, VRNIC_ACCESS_LOCAL_WRITE, 0, &sgpa);
     MrInfo rcv = b.buffer(kLen, VRNIC_ACCESS_LOCAL_WRITE, 0, &rcv_gpa);
     for (int round = 0; round < 12; round++) {
@@ -302,7 +280,7 @@ TEST_F(WireRc, ALossyLinkStillDeliversExactData) {
 TEST_F(WireRc, AGapIsNakedAndFilledWithoutWaitingForTheTimeout) {
     MrInfo src = a.buffer(10240, VRNIC_ACCESS_LOCAL_WRITE, 0x29);
     uint64_t dst_gpa;
-    MrInfo dst = b.buffer(10240, kRw, 0, &dst_gpa);
+    MrInfo dst = b.buffer(10240, kRemoteAll, 0, &dst_gpa);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 10240, dst));
     unsigned n = 0;
     pump([&](const Frame& f) {
@@ -320,7 +298,7 @@ TEST_F(WireRc, AGapIsNakedAndFilledWithoutWaitingForTheTimeout) {
 // with the original value it kept and does not add twice.
 TEST_F(WireRc, ARepeatedAtomicIsExecutedOnce) {
     uint64_t rgpa, lgpa;
-    MrInfo remote = b.buffer(64, kRw, 0, &rgpa);
+    MrInfo remote = b.buffer(64, kRemoteAll, 0, &rgpa);
     MrInfo local = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0, &lgpa);
     const uint64_t v = 1000;
     memcpy(b.drv.host(rgpa, 8), &v, 8);
@@ -350,7 +328,7 @@ TEST_F(WireRc, ARepeatedAtomicIsExecutedOnce) {
 // again, is still answered from its kept value, not dropped.
 TEST_F(WireRc, EveryOutstandingAtomicCanBeAskedAgain) {
     uint64_t rgpa;
-    MrInfo remote = b.buffer(64, kRw, 0, &rgpa);
+    MrInfo remote = b.buffer(64, kRemoteAll, 0, &rgpa);
     MrInfo local = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE);
     const uint64_t v = 1000;
     memcpy(b.drv.host(rgpa, 8), &v, 8);
@@ -393,7 +371,7 @@ TEST_F(WireRc, EveryOutstandingAtomicCanBeAskedAgain) {
 
 TEST_F(WireRc, ARequestTheResponderNeverAnswersExhaustsTheRetries) {
     MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
-    MrInfo dst = b.buffer(4096, kRw);
+    MrInfo dst = b.buffer(4096, kRemoteAll);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 4096, dst));
     unsigned sent = 0;
     pump([&](const Frame&) {
@@ -479,7 +457,7 @@ TEST_F(WireRc, ASendLongerThanTheReceiveIsAnInvalidRequest) {
 TEST_F(WireRc, PacketsFromAnotherGidAreDropped) {
     MrInfo src = a.buffer(512, VRNIC_ACCESS_LOCAL_WRITE, 0x21);
     uint64_t dst_gpa;
-    MrInfo dst = b.buffer(512, kRw, 0, &dst_gpa);
+    MrInfo dst = b.buffer(512, kRemoteAll, 0, &dst_gpa);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 512, dst));
     a.drv.run();
     ASSERT_EQ(1u, a.out.size());
@@ -502,7 +480,7 @@ TEST_F(WireRc, PacketsFromAnotherGidAreDropped) {
 // as stale; the same answer from another GID is a drop.
 TEST_F(WireRc, ALateAnswerIsStaleAndAForeignOneADrop) {
     MrInfo src = a.buffer(512, VRNIC_ACCESS_LOCAL_WRITE, 0x21);
-    MrInfo dst = b.buffer(512, kRw);
+    MrInfo dst = b.buffer(512, kRemoteAll);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 512, dst));
     std::vector<Frame> acks;
     pump([&acks](const Frame& f) {
@@ -564,7 +542,7 @@ TEST_F(WireUc, AMessageMissingAPacketIsDroppedAndTheNextArrives) {
 TEST_F(WireUc, AWriteArrivesWithoutAnAck) {
     MrInfo src = a.buffer(6000, VRNIC_ACCESS_LOCAL_WRITE, 0x45);
     uint64_t dst_gpa;
-    MrInfo dst = b.buffer(8192, kRw, 0, &dst_gpa);
+    MrInfo dst = b.buffer(8192, kRemoteAll, 0, &dst_gpa);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 6000, dst));
     std::vector<uint8_t> ops;
     pump(count_b_opcodes(&ops));
