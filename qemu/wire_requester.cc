@@ -136,7 +136,7 @@ bool timer_expired(DeviceState& d, Qp& qp, WireRequest& r, uint8_t* status) {
 }
 
 // The packets of the request that may go now: a READ's or an atomic's one
-// request, or data packets up to the window.
+// request, or data packets up to the window (RC: UC has no ACK to move it).
 void send_window(DeviceState& d, Qp& qp, WireRequest& r, LocalMsg& msg) {
     const uint8_t op = r.wqe.h.opcode;
     const uint32_t resent_before = r.next;
@@ -146,7 +146,8 @@ void send_window(DeviceState& d, Qp& qp, WireRequest& r, LocalMsg& msg) {
             r.next = r.npkts;
         }
     } else {
-        for (; r.next < r.npkts && r.next - r.acked < kWindow; r.next++)
+        const uint32_t window = qp.type == QpType::uc ? r.npkts : kWindow;
+        for (; r.next < r.npkts && r.next - r.acked < window; r.next++)
             send_packet(d, qp, r, msg, r.next);
     }
     if (r.sent_max > resent_before)

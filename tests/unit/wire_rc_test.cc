@@ -539,15 +539,17 @@ TEST_F(WireUc, AMessageMissingAPacketIsDroppedAndTheNextArrives) {
     EXPECT_EQ(0, memcmp(b.drv.host(dst_gpa, 3000), a.drv.host(src_gpa + 100, 3000), 3000));
 }
 
+// Of more packets than an RC window: UC has no ACK to open the next one.
 TEST_F(WireUc, AWriteArrivesWithoutAnAck) {
-    MrInfo src = a.buffer(6000, VRNIC_ACCESS_LOCAL_WRITE, 0x45);
+    constexpr uint32_t kLen = 70000; // 69 packets of 1 KiB
+    MrInfo src = a.buffer(kLen, VRNIC_ACCESS_LOCAL_WRITE, 0x45);
     uint64_t dst_gpa;
-    MrInfo dst = b.buffer(8192, kRemoteAll, 0, &dst_gpa);
-    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 6000, dst));
+    MrInfo dst = b.buffer(kLen, kRemoteAll, 0, &dst_gpa);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, kLen, dst));
     std::vector<uint8_t> ops;
     pump(count_b_opcodes(&ops));
     EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
-    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 6000, 0x45));
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, kLen, 0x45));
     EXPECT_TRUE(ops.empty());
 }
 
