@@ -136,23 +136,33 @@ bool timer_expired(DeviceState& d, Qp& qp, WireRequest& r, uint8_t* status) {
 }
 
 // The packets of the request that may go now: a READ's or an atomic's one
-// request, or data packets up to the window (RC: UC has no ACK to move it).
-void send_window(DeviceState& d, Qp& qp, WireRequest& r, LocalMsg& msg) {
+// request, or data packets up to the window (RC: UC has no ACK to move it)
+// and what this visit's budget allows. True when the budget held back a
+// packet the window had room for.
+bool send_window(DeviceState& d, Qp& qp, WireRequest& r, LocalMsg& msg) {
     const uint8_t op = r.wqe.h.opcode;
     const uint32_t resent_before = r.next;
+    bool held = false;
     if (is_read(op) || is_atomic_opcode(op)) {
         if (r.next < r.npkts) {
             send_packet(d, qp, r, msg, r.acked);
             r.next = r.npkts;
         }
     } else {
+        const uint64_t mtu = uint64_t(1) << psn_mtu_shift(qp.attr.path_mtu);
         const uint32_t window = qp.type == QpType::uc ? r.npkts : kWindow;
-        for (; r.next < r.npkts && r.next - r.acked < window; r.next++)
+        for (; r.next < r.npkts && r.next - r.acked < window; r.next++) {
+            if (!d.pass.fits(mtu)) {
+                held = true;
+                break;
+            }
             send_packet(d, qp, r, msg, r.next);
+        }
     }
     if (r.sent_max > resent_before)
         add_in_reg(&d.regs()->wire_resent_pkts, std::min(r.sent_max, r.next) - resent_before);
     r.sent_max = std::max(r.sent_max, r.next);
+    return held;
 }
 
 } // namespace
@@ -189,9 +199,11 @@ Outcome execute_wire_send(DeviceState& d, Qp& qp, const SendWqeCopy* w) {
     if (qp.retry_waiting && !timer_expired(d, qp, r, &status))
         return finish(d, qp, status,
                       status == VRNIC_WC_RNR_RETRY_EXC_ERR ? kVeRnrExceeded : kVeNoResponder, 0);
-    send_window(d, qp, r, msg);
+    const bool held = send_window(d, qp, r, msg);
     if (qp.type == QpType::uc)
         return r.next == r.npkts ? finish(d, qp, VRNIC_WC_SUCCESS, 0, msg.len) : Outcome::partial;
+    if (held) // the next pass sends on before the timer starts
+        return Outcome::partial;
     qp.retry_waiting = true;
     qp.retry_deadline = d.now() + ack_timeout_ns(qp.attr.timeout);
     return Outcome::rnr_wait;

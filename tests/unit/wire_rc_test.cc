@@ -369,6 +369,22 @@ TEST_F(WireRc, EveryOutstandingAtomicCanBeAskedAgain) {
     EXPECT_EQ(n, b.counter(&vrnic_regs::wire_dup_reqs));
 }
 
+// A window larger than what one QP may move in a visit goes out over
+// several passes, each sending on without waiting for the ack timeout.
+TEST_F(WireRc, AWindowBeyondTheVisitBudgetGoesOutOverPasses) {
+    a.drv.dev().state().params.qp_pass_bytes = 4096;
+    MrInfo src = a.buffer(65536, VRNIC_ACCESS_LOCAL_WRITE, 0x47);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(65536, kRemoteAll, 0, &dst_gpa);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 65536, dst));
+    a.drv.dev().poll_once();
+    EXPECT_EQ(4u, a.out.size());
+    pump();
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 65536, 0x47));
+    EXPECT_EQ(0u, a.counter64(&vrnic_regs::retries));
+}
+
 TEST_F(WireRc, ARequestTheResponderNeverAnswersExhaustsTheRetries) {
     MrInfo src = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
     MrInfo dst = b.buffer(4096, kRemoteAll);
@@ -551,6 +567,24 @@ TEST_F(WireUc, AWriteArrivesWithoutAnAck) {
     EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
     EXPECT_TRUE(b.drv.check_pattern(dst_gpa, kLen, 0x45));
     EXPECT_TRUE(ops.empty());
+}
+
+// A message longer than what one QP may move in a pass goes out over
+// several passes, as on the message path: a flood over the uplink leaves
+// the other QPs their turn.
+TEST_F(WireUc, ALongMessageTakesOnePassBudgetAtATime) {
+    const uint64_t budget = a.drv.dev().state().params.qp_pass_bytes;
+    const uint64_t len = 3 * budget + 1000;
+    MrInfo src = a.buffer(len, VRNIC_ACCESS_LOCAL_WRITE, 0x46);
+    uint64_t dst_gpa;
+    MrInfo dst = b.buffer(len, kRemoteAll, 0, &dst_gpa);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, uint32_t(len), dst));
+    a.drv.dev().poll_once();
+    EXPECT_GT(a.out.size(), 0u);
+    EXPECT_LE(a.out.size(), budget / 1024);
+    pump();
+    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, len, 0x46));
 }
 
 } // namespace
