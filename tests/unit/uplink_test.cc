@@ -130,17 +130,21 @@ class Peer {
     bool ok() const { return ok_; }
     void write_bytes(const uint8_t* p, size_t n) {
         while (n) {
-            ssize_t w = ::write(fd_, p, n);
+            // A model that closed the connection is an error, not SIGPIPE.
+            ssize_t w = ::send(fd_, p, n, MSG_NOSIGNAL);
             ASSERT_GT(w, 0);
             p += w;
             n -= static_cast<size_t>(w);
         }
     }
-    void send_frame(const Frame& f) { send_len(static_cast<uint32_t>(f.size()), f); }
-    void send_len(uint32_t len, const Frame& f) {
+    void send_frame(const Frame& f) {
+        send_len(static_cast<uint32_t>(f.size()));
+        write_bytes(f.data(), f.size());
+    }
+    // The stream's length word alone.
+    void send_len(uint32_t len) {
         const uint32_t be = htonl(len);
         write_bytes(reinterpret_cast<const uint8_t*>(&be), 4);
-        write_bytes(f.data(), f.size());
     }
     // The next whole frame, or an empty one at EOF or after 5 s.
     Frame read_frame() {
@@ -278,7 +282,8 @@ TEST_F(UplinkSocket, AnImpossibleLengthEndsTheConnectionOnly) {
     {
         Peer peer(path);
         ASSERT_TRUE(eventually([&] { return uplink->counters().connects == 1; }));
-        peer.send_len(Uplink::kMaxStreamFrame + 1, frame(kVm[0], kStation, 64, 6));
+        // Only the length: the model may close before a body would go.
+        peer.send_len(Uplink::kMaxStreamFrame + 1);
         EXPECT_TRUE(peer.closed());
     }
     EXPECT_EQ(1u, uplink->counters().bad_length);
