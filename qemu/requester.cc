@@ -453,6 +453,7 @@ bool engine_poll(DeviceState& d) {
             if (!qp.srq && qp.recv_cq)
                 progress |= flush_queue(d, qp, qp.rq, *qp.recv_cq, flushed_recv_opcode);
         } else {
+            progress |= wire_send_answers(d, qp);
             switch (qp.type) {
             case QpType::rc:
             case QpType::uc:

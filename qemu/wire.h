@@ -49,4 +49,9 @@ void wire_receive(DeviceState& d, const uint8_t* frame, uint32_t len);
 void wire_requester_receive(DeviceState& d, const roce::Packet& p);
 void wire_responder_receive(DeviceState& d, const roce::Packet& p);
 
+// The engine's visit to QP `qp`: sends the answers its responder has
+// queued (READ responses and what waits behind them) as far as the visit's
+// budget goes. True while it has answers.
+bool wire_send_answers(DeviceState& d, Qp& qp);
+
 } // namespace vrnic

@@ -7,9 +7,11 @@
 // for one (coalescing); a packet beyond the expected PSN gets one sequence
 // NAK, a duplicate its ACK again, a SEND without a receive an RNR NAK, and
 // a request that fails its checks the NAK of its class, the QP going to
-// ERR as on one device. UC answers nothing: a message it cannot take, or
-// one a lost packet cut, is dropped and counted, and the next first packet
-// sets the PSN it expects.
+// ERR as on one device. Answers go out in PSN order: a READ's response
+// packets are sent by the engine's visits to the QP, within their budget,
+// and every answer after it waits its turn. UC answers nothing: a message
+// it cannot take, or one a lost packet cut, is dropped and counted, and
+// the next first packet sets the PSN it expects.
 #include "completion.h"
 #include "events.h"
 #include "fast_reg.h"
@@ -95,34 +97,94 @@ void send_ack(DeviceState& d, const Qp& qp, uint8_t opcode, uint32_t psn, uint8_
     wire_emit(d, a);
 }
 
-// Sends the response packets of a READ of `len` bytes at `addr` of `mr`,
-// the first with PSN `psn`.
-void send_read_response(DeviceState& d, const Qp& qp, const Mr& mr, uint64_t addr, uint64_t len,
-                        uint32_t psn, uint32_t msn) {
+bool is_plain_ack(const WireAnswer& a) {
+    return !a.read && a.opcode == roce::kRcAck && a.syndrome == kAckUnlimited;
+}
+
+// Whether PSN a is at or after PSN b (within half the PSN space).
+bool psn_at_or_after(uint32_t a, uint32_t b) {
+    return ((a - b) & VRNIC_PSN_MASK) < (VRNIC_PSN_MASK + 1) / 2;
+}
+
+// An ACK, NAK or atomic ACK: sent now, or queued behind a READ response
+// still going out. An ACK after an ACK replaces it: the later covers both.
+void answer(DeviceState& d, const Qp& qp, WireResponse& s, uint8_t opcode, uint32_t psn,
+            uint8_t syndrome, uint64_t orig = 0) {
+    if (s.answers.empty())
+        return send_ack(d, qp, opcode, psn, syndrome, s.msn, orig);
+    WireAnswer a;
+    a.opcode = opcode;
+    a.syndrome = syndrome;
+    a.psn = psn & VRNIC_PSN_MASK;
+    a.msn = s.msn;
+    a.orig = orig;
+    if (is_plain_ack(a) && is_plain_ack(s.answers.back()))
+        s.answers.back() = a;
+    else if (s.answers.size() < WireResponse::kMaxAnswers)
+        s.answers.push_back(a);
+    else // unanswered: the requester asks again
+        count_in_reg(&d.regs()->wire_rx_drops);
+}
+
+// Queues the response of READ request `p` behind the answers before it.
+void queue_read(WireResponse& s, const roce::Packet& p) {
+    WireAnswer a;
+    a.read = true;
+    a.psn = p.bth.psn;
+    a.msn = s.msn;
+    a.rkey = p.rkey;
+    a.va = p.va;
+    a.len = p.dma_len;
+    s.answers.push_back(a);
+}
+
+// The READs and atomics whose answers are queued: each holds one of the
+// responder's resources (max_dest_rd_atomic) until it is sent.
+unsigned resources_held(const WireResponse& s) {
+    return static_cast<unsigned>(
+        std::count_if(s.answers.begin(), s.answers.end(), [](const WireAnswer& a) {
+            return a.read || a.opcode == roce::kRcAtomicAck;
+        }));
+}
+
+// Whether a new READ or atomic may have its answer queued: within the
+// responder's resources, else it is an invalid request, as in IB.
+Verdict take_resource(const Qp& qp, const WireResponse& s) {
+    if (resources_held(s) >= qp.attr.max_dest_rd_atomic)
+        return nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
+    return {};
+}
+
+// Sends response packet `i` of READ `a` (of `n`); false when its MR no
+// longer allows it (deregistered or invalidated since the request).
+bool send_read_packet(DeviceState& d, const Qp& qp, const WireAnswer& a, uint32_t i, uint32_t n,
+                      std::vector<uint8_t>& data) {
     const unsigned shift = psn_mtu_shift(qp.attr.path_mtu);
-    const uint32_t n = psn_packets(len, qp.attr.path_mtu);
-    std::vector<uint8_t> data;
-    for (uint32_t i = 0; i < n; i++) {
-        roce::Packet p = wire_packet(d, qp.attr.av, qp.qpn);
-        p.bth.opcode = n == 1       ? roce::kRcReadResponseOnly
-                       : i == 0     ? roce::kRcReadResponseFirst
-                       : i + 1 == n ? roce::kRcReadResponseLast
-                                    : roce::kRcReadResponseMiddle;
-        p.bth.dest_qp = qp.attr.dest_qpn;
-        p.bth.psn = (psn + i) & VRNIC_PSN_MASK;
-        p.syndrome = kAckUnlimited;
-        p.msn = msn & VRNIC_PSN_MASK;
-        const uint64_t off = uint64_t(i) << shift;
-        const uint64_t plen = std::min<uint64_t>(len - off, uint64_t(1) << shift);
-        data.resize(plen);
-        SgEntry region{&mr, addr + off, plen};
+    const uint64_t off = uint64_t(i) << shift;
+    const uint64_t plen = a.len ? std::min<uint64_t>(a.len - off, uint64_t(1) << shift) : 0;
+    roce::Packet p = wire_packet(d, qp.attr.av, qp.qpn);
+    p.bth.opcode = n == 1       ? roce::kRcReadResponseOnly
+                   : i == 0     ? roce::kRcReadResponseFirst
+                   : i + 1 == n ? roce::kRcReadResponseLast
+                                : roce::kRcReadResponseMiddle;
+    p.bth.dest_qp = qp.attr.dest_qpn;
+    p.bth.psn = (a.psn + i) & VRNIC_PSN_MASK;
+    p.syndrome = kAckUnlimited;
+    p.msn = a.msn & VRNIC_PSN_MASK;
+    data.resize(plen);
+    if (plen) {
+        const Mr* mr = nullptr;
+        if (check_remote(d, qp, a.rkey, a.va + off, plen, VRNIC_ACCESS_REMOTE_READ, &mr))
+            return false;
+        SgEntry region{mr, a.va + off, plen};
         SgCursor src(d.mem, &region, 1);
         SgCursor dst(data.data(), plen);
         sg_copy(dst, src, plen);
-        p.payload = data.data();
-        p.payload_len = static_cast<uint32_t>(plen);
-        wire_emit(d, p);
     }
+    p.payload = data.data();
+    p.payload_len = static_cast<uint32_t>(plen);
+    wire_emit(d, p);
+    return true;
 }
 
 // The receive WQE of the SEND (or WRITE with immediate) in progress: taken
@@ -241,28 +303,31 @@ Verdict read_region(DeviceState& d, const Qp& qp, const roce::Packet& p, const M
     return {};
 }
 
+// A READ's response is queued (a zero-length READ's is one empty packet):
+// the engine sends it (wire_send_answers).
 Verdict on_read(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     const Mr* mr = nullptr;
     if (Verdict v = read_region(d, qp, p, &mr); v.nak)
         return v;
+    if (Verdict v = take_resource(qp, s); v.nak)
+        return v;
     s.msn++;
-    if (mr)
-        send_read_response(d, qp, *mr, p.va, p.dma_len, p.bth.psn, s.msn);
-    else // a zero-length READ: one empty response
-        send_ack(d, qp, roce::kRcReadResponseOnly, p.bth.psn, kAckUnlimited, s.msn);
+    queue_read(s, p);
     return {};
 }
 
 Verdict on_atomic(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     if (qp.attr.max_dest_rd_atomic == 0 || p.va % 8)
         return nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
+    if (Verdict v = take_resource(qp, s); v.nak)
+        return v;
     uint64_t orig = 0;
     const bool cas = p.bth.opcode == roce::kRcCompareSwap;
     if (execute_atomic(d, qp, cas, p.va, p.rkey, cas ? p.compare : p.swap_add, p.swap_add, &orig))
         return nak(kNakAccess, VRNIC_EQE_QP_ACCESS_ERR);
     s.msn++;
     s.atomics[s.atomic_next++ % s.atomics.size()] = {true, p.bth.psn, orig};
-    send_ack(d, qp, roce::kRcAtomicAck, p.bth.psn, kAckUnlimited, s.msn, orig);
+    answer(d, qp, s, roce::kRcAtomicAck, p.bth.psn, kAckUnlimited, orig);
     return {};
 }
 
@@ -309,20 +374,28 @@ bool in_order(const WireResponse& s, uint8_t op) {
 void duplicate(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     const uint8_t op = base_opcode(p.bth.opcode);
     count_in_reg(&d.regs()->wire_dup_reqs);
+    // A repeated READ or atomic means the requester goes back to it: what
+    // is queued from its PSN on (a READ's response that reaches it
+    // included) is what it asks again, so it is replaced.
+    if (op == roce::kRcReadRequest || op == roce::kRcCompareSwap || op == roce::kRcFetchAdd)
+        std::erase_if(s.answers, [&](const WireAnswer& a) {
+            const uint32_t n = a.read ? psn_packets(a.len, qp.attr.path_mtu) : 1;
+            return psn_at_or_after(a.psn + n - 1, p.bth.psn);
+        });
     if (op == roce::kRcReadRequest) { // reads are idempotent: executed again
         const Mr* mr = nullptr;
-        if (!read_region(d, qp, p, &mr).nak && mr)
-            send_read_response(d, qp, *mr, p.va, p.dma_len, p.bth.psn, s.msn);
+        if (!read_region(d, qp, p, &mr).nak && s.answers.size() < WireResponse::kMaxAnswers)
+            queue_read(s, p);
         return;
     }
     if (op == roce::kRcCompareSwap || op == roce::kRcFetchAdd) {
         for (const auto& a : s.atomics)
             if (a.valid && a.psn == p.bth.psn)
-                send_ack(d, qp, roce::kRcAtomicAck, p.bth.psn, kAckUnlimited, s.msn, a.orig);
+                answer(d, qp, s, roce::kRcAtomicAck, p.bth.psn, kAckUnlimited, a.orig);
         return; // one older than those kept is not executed twice
     }
     if (p.bth.ack_req)
-        send_ack(d, qp, roce::kRcAck, qp.attr.rq_psn - 1, kAckUnlimited, s.msn);
+        answer(d, qp, s, roce::kRcAck, qp.attr.rq_psn - 1, kAckUnlimited);
 }
 
 void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
@@ -333,7 +406,7 @@ void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
         if (!s.nak_sent) {
             s.nak_sent = true;
             count_in_reg(&d.regs()->wire_seq_naks);
-            send_ack(d, qp, roce::kRcAck, qp.attr.rq_psn, kNakSequence, s.msn);
+            answer(d, qp, s, roce::kRcAck, qp.attr.rq_psn, kNakSequence);
         }
         return;
     }
@@ -342,10 +415,9 @@ void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     Verdict v = in_order(s, op) ? execute(d, qp, s, p) : nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
     if (v.rnr) {
         add_in_reg(&d.regs()->rnr_naks, 1);
-        return send_ack(d, qp, roce::kRcAck, p.bth.psn, kRnrNak | (qp.attr.min_rnr_timer & 0x1f),
-                        msn);
+        return answer(d, qp, s, roce::kRcAck, p.bth.psn, kRnrNak | (qp.attr.min_rnr_timer & 0x1f));
     }
-    if (v.nak) {
+    if (v.nak) { // at once: the QP's move to ERR drops what was queued
         send_ack(d, qp, roce::kRcAck, p.bth.psn, v.nak, msn);
         qp_enter_error(d, qp, v.event);
         return;
@@ -355,7 +427,7 @@ void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     s.nak_sent = false;
     if (p.bth.ack_req && op != roce::kRcReadRequest && op != roce::kRcCompareSwap &&
         op != roce::kRcFetchAdd)
-        send_ack(d, qp, roce::kRcAck, p.bth.psn, kAckUnlimited, s.msn);
+        answer(d, qp, s, roce::kRcAck, p.bth.psn, kAckUnlimited);
 }
 
 // UC: a first packet at any PSN starts a message (dropping one a lost
@@ -389,6 +461,34 @@ void uc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
 }
 
 } // namespace
+
+bool wire_send_answers(DeviceState& d, Qp& qp) {
+    WireResponse* s = qp.wire_resp.get();
+    if (!s || s->answers.empty())
+        return false;
+    const uint32_t mtu = 1u << psn_mtu_shift(qp.attr.path_mtu);
+    std::vector<uint8_t> data;
+    while (!s->answers.empty()) {
+        WireAnswer& a = s->answers.front();
+        const uint32_t n = a.read ? psn_packets(a.len, qp.attr.path_mtu) : 1;
+        const uint64_t cost = a.read ? mtu : PassBudget::kWqeCost;
+        for (; a.sent < n; a.sent++) {
+            if (!d.pass.fits(cost))
+                return true; // the next visit goes on
+            if (!a.read) {
+                send_ack(d, qp, a.opcode, a.psn, a.syndrome, a.msn, a.orig);
+            } else if (!send_read_packet(d, qp, a, a.sent, n, data)) {
+                // Its memory went: nothing more is answered, and the
+                // requester's retry finds the MR gone.
+                s->answers.clear();
+                return true;
+            }
+            d.pass.charge(cost);
+        }
+        s->answers.pop_front();
+    }
+    return true;
+}
 
 void wire_responder_receive(DeviceState& d, const roce::Packet& p) {
     Qp* qp = d.obj->qps.find(p.bth.dest_qp);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 // What an RC or UC QP whose peer is beyond the uplink keeps between passes
 // (wire_requester.cc, wire_responder.cc): the packets of the message at the
-// head of its SQ, and the message its responder is in the middle of.
+// head of its SQ, the message its responder is in the middle of, and the
+// answers it has yet to send.
 #pragma once
 
 #include "device_params.h"
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 
 namespace vrnic {
 
@@ -29,8 +31,24 @@ struct WireRequest {
     uint32_t vendor = 0;
 };
 
-// The responder's side: the message in progress, its MSN, and the atomics
-// it answered, to answer a repeated request with the same original value.
+// An answer the requester waits for: an ACK, NAK or atomic ACK, or the
+// response packets of a READ (`read`), which go out over engine passes.
+struct WireAnswer {
+    bool read = false;
+    uint8_t opcode = 0; // not a READ: kRcAck or kRcAtomicAck
+    uint8_t syndrome = 0;
+    uint32_t psn = 0; // a READ: its first response's
+    uint32_t msn = 0;
+    uint64_t orig = 0; // an atomic ACK's original value
+    uint32_t rkey = 0; // a READ: what it reads, checked again per packet
+    uint64_t va = 0;
+    uint32_t len = 0;
+    uint32_t sent = 0; // a READ: response packets out
+};
+
+// The responder's side: the message in progress, its MSN, the answers not
+// yet sent, and the atomics it answered, to answer a repeated request with
+// the same original value.
 struct WireResponse {
     enum class Msg : uint8_t { none, send, write, dropping };
     Msg cur = Msg::none;
@@ -51,6 +69,13 @@ struct WireResponse {
     // requester may repeat any of max_dest_rd_atomic outstanding atomics.
     std::array<Atomic, kMaxRdAtom> atomics;
     unsigned atomic_next = 0;
+    // In PSN order, as IB answers: behind a READ whose response is still
+    // going out, every later answer waits. Bounded: a READ or atomic beyond
+    // the responder's resources is an invalid request, ACKs in a row
+    // coalesce, and what finds the queue full is not answered (the
+    // requester asks again).
+    static constexpr size_t kMaxAnswers = 2 * kMaxRdAtom + 2;
+    std::deque<WireAnswer> answers;
 };
 
 } // namespace vrnic

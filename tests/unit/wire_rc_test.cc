@@ -112,6 +112,49 @@ class WireRc : public ::testing::Test {
     static void arrive(Station& to, const Frame& f) {
         to.drv.dev().deliver_frame(f.data(), uint32_t(f.size()), true);
     }
+    static void arrive(Station& to, const roce::Packet& p) {
+        Frame f(roce::frame_bytes(p));
+        roce::build(p, f.data());
+        arrive(to, f);
+    }
+    // a's first request for the WQE it was given, taken off its way to b.
+    roce::Packet first_request() {
+        a.drv.run();
+        EXPECT_FALSE(a.out.empty());
+        roce::Packet p = parsed(a.out.front());
+        a.out.clear();
+        return p;
+    }
+    // 64 KiB in one `op`, a WRITE from a or a READ that b answers, while
+    // the station sending the data may move 4096 bytes per visit: its
+    // first pass sends 4 packets, the rest follows pass by pass, and the
+    // bytes arrive with no retry.
+    void data_over_passes(uint8_t op) {
+        const bool read = op == VRNIC_WR_RDMA_READ;
+        Station& from = read ? b : a;
+        from.drv.dev().state().params.qp_pass_bytes = 4096;
+        uint64_t lgpa, rgpa;
+        MrInfo local = a.buffer(65536, VRNIC_ACCESS_LOCAL_WRITE, read ? 0 : 0x47, &lgpa);
+        MrInfo remote = b.buffer(65536, kRemoteAll, read ? 0x47 : 0, &rgpa);
+        a.drv.post_send(qa, rdma_wr(op, local, 65536, remote));
+        if (read)
+            arrive(b, first_request());
+        from.drv.dev().poll_once();
+        EXPECT_EQ(4u, from.out.size());
+        pump();
+        EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
+        EXPECT_TRUE(read ? a.drv.check_pattern(lgpa, 65536, 0x47)
+                         : b.drv.check_pattern(rgpa, 65536, 0x47));
+        EXPECT_EQ(0u, a.counter64(&vrnic_regs::retries));
+    }
+    // The PSNs of what b sent, in order; b's frames are taken.
+    std::vector<uint32_t> b_psns() {
+        std::vector<uint32_t> psns;
+        for (const Frame& f : b.out)
+            psns.push_back(parsed(f).bth.psn);
+        b.out.clear();
+        return psns;
+    }
     // Records the opcodes b sends (its ACKs and responses).
     Link count_b_opcodes(std::vector<uint8_t>* ops) {
         return [this, ops](const Frame& f) {
@@ -372,17 +415,95 @@ TEST_F(WireRc, EveryOutstandingAtomicCanBeAskedAgain) {
 // A window larger than what one QP may move in a visit goes out over
 // several passes, each sending on without waiting for the ack timeout.
 TEST_F(WireRc, AWindowBeyondTheVisitBudgetGoesOutOverPasses) {
-    a.drv.dev().state().params.qp_pass_bytes = 4096;
-    MrInfo src = a.buffer(65536, VRNIC_ACCESS_LOCAL_WRITE, 0x47);
-    uint64_t dst_gpa;
-    MrInfo dst = b.buffer(65536, kRemoteAll, 0, &dst_gpa);
-    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_WRITE, src, 65536, dst));
-    a.drv.dev().poll_once();
-    EXPECT_EQ(4u, a.out.size());
-    pump();
-    EXPECT_EQ(VRNIC_WC_SUCCESS, a.drv.poll_cq(a.cq).at(0).status);
-    EXPECT_TRUE(b.drv.check_pattern(dst_gpa, 65536, 0x47));
-    EXPECT_EQ(0u, a.counter64(&vrnic_regs::retries));
+    data_over_passes(VRNIC_WR_RDMA_WRITE);
+}
+
+// A READ's response goes out over the responder's passes, each within
+// what one visit may move, and arrives whole.
+TEST_F(WireRc, AReadResponseTakesOneVisitBudgetAtATime) {
+    data_over_passes(VRNIC_WR_RDMA_READ);
+}
+
+// Answers keep PSN order: the ACK of a SEND that came after a READ waits
+// until the READ's last response packet is out.
+TEST_F(WireRc, AnAckWaitsForTheReadResponseBeforeIt) {
+    b.drv.dev().state().params.qp_pass_bytes = 4096;
+    MrInfo remote = b.buffer(16384, kRemoteAll, 0x21);
+    MrInfo local = a.buffer(16384, VRNIC_ACCESS_LOCAL_WRITE);
+    uint64_t rgpa;
+    MrInfo rbuf = b.buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0, &rgpa);
+    b.drv.post_recv(qb, 0xb1, {sge(rbuf, 0, 64)});
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 16384, remote));
+    const roce::Packet read = first_request();
+    arrive(b, read);
+    roce::Packet send = read;
+    send.bth.opcode = roce::kRcSendOnly;
+    send.bth.psn = (read.bth.psn + 16) & VRNIC_PSN_MASK;
+    send.bth.ack_req = true;
+    uint8_t payload[64];
+    memset(payload, 0x33, sizeof(payload));
+    send.payload = payload;
+    send.payload_len = sizeof(payload);
+    arrive(b, send);
+    b.drv.run();
+    std::vector<uint8_t> ops;
+    for (const Frame& f : b.out)
+        ops.push_back(parsed(f).bth.opcode);
+    ASSERT_EQ(17u, ops.size()); // 16 response packets, then the ACK
+    EXPECT_EQ(roce::kRcReadResponseLast, ops[15]);
+    EXPECT_EQ(roce::kRcAck, ops[16]);
+    EXPECT_EQ(send.bth.psn, parsed(b.out.back()).bth.psn);
+    auto c = b.drv.poll_cq(b.cq);
+    ASSERT_EQ(1u, c.size());
+    EXPECT_EQ(64u, c[0].byte_len);
+    EXPECT_EQ(0x33, *b.drv.host(rgpa, 1));
+}
+
+// READs beyond the responder's resources (max_dest_rd_atomic, 4 here)
+// outstanding: an invalid request, NAKed before any response goes out, and
+// the responder's QP goes to ERR.
+TEST_F(WireRc, AReadBeyondTheResponderResourcesIsAnInvalidRequest) {
+    MrInfo remote = b.buffer(4096, kRemoteAll);
+    MrInfo local = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 4096, remote));
+    const roce::Packet read = first_request();
+    for (uint32_t i = 0; i <= 4; i++) { // four PSNs each
+        roce::Packet p = read;
+        p.bth.psn = (read.bth.psn + 4 * i) & VRNIC_PSN_MASK;
+        arrive(b, p);
+    }
+    ASSERT_EQ(1u, b.out.size());
+    const roce::Packet n = parsed(b.out.front());
+    EXPECT_EQ(roce::kRcAck, n.bth.opcode);
+    EXPECT_EQ(0x61, n.syndrome); // NAK: invalid request
+    EXPECT_EQ((read.bth.psn + 16) & VRNIC_PSN_MASK, n.bth.psn);
+    EXPECT_EQ(VRNIC_QPS_ERR, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
+}
+
+// A READ asked again means the requester went back to it: what is queued
+// from its PSN on gives way to its response, and the requester asks for
+// the rest again.
+TEST_F(WireRc, ARepeatedReadReplacesTheAnswersQueuedFromItsPsn) {
+    MrInfo remote = b.buffer(4096, kRemoteAll);
+    MrInfo local = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 4096, remote));
+    const roce::Packet r1 = first_request();
+    roce::Packet r2 = r1;
+    r2.bth.psn = (r1.bth.psn + 4) & VRNIC_PSN_MASK;
+    arrive(b, r1);
+    arrive(b, r2);
+    arrive(b, r1);
+    b.drv.run();
+    std::vector<uint32_t> want;
+    for (uint32_t i = 0; i < 4; i++)
+        want.push_back((r1.bth.psn + i) & VRNIC_PSN_MASK);
+    EXPECT_EQ(want, b_psns());
+    arrive(b, r2);
+    b.drv.run();
+    for (uint32_t& psn : want)
+        psn = (psn + 4) & VRNIC_PSN_MASK;
+    EXPECT_EQ(want, b_psns());
+    EXPECT_EQ(2u, b.counter(&vrnic_regs::wire_dup_reqs));
 }
 
 TEST_F(WireRc, ARequestTheResponderNeverAnswersExhaustsTheRetries) {
