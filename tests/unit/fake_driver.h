@@ -10,6 +10,10 @@
 
 namespace vrnic::test {
 
+// Every remote right, and local write: an MR every opcode may target.
+inline constexpr uint32_t kRemoteAll = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
+                                       VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
+
 class FakeDriver : public GuestDriver {
   public:
     static constexpr uint64_t kRamSize = 64ull << 20;

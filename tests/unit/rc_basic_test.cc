@@ -7,15 +7,12 @@
 namespace vrnic::test {
 namespace {
 
-constexpr uint32_t kRw = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
-                         VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
-
 using RcBasic = RcPair;
 
 TEST_F(RcBasic, RdmaWriteMovesBytesAndCompletes) {
     uint64_t src_gpa, dst_gpa;
     MrInfo src = buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x11, &src_gpa);
-    MrInfo dst = buffer(8192, kRw, 0, &dst_gpa);
+    MrInfo dst = buffer(8192, kRemoteAll, 0, &dst_gpa);
     SendWr wr;
     wr.wr_id = 0xabc;
     wr.opcode = VRNIC_WR_RDMA_WRITE;
@@ -87,7 +84,7 @@ TEST_F(RcBasic, SendWithImmCarriesImmediate) {
 TEST_F(RcBasic, WriteWithImmConsumesReceive) {
     uint64_t dst_gpa;
     MrInfo src = buffer(300, VRNIC_ACCESS_LOCAL_WRITE, 0x44);
-    MrInfo dst = buffer(300, kRw, 0, &dst_gpa);
+    MrInfo dst = buffer(300, kRemoteAll, 0, &dst_gpa);
     MrInfo unused = buffer(16, VRNIC_ACCESS_LOCAL_WRITE);
     drv.post_recv(b, 9, {sge(unused, 0, 16)});
     SendWr wr;
@@ -111,7 +108,7 @@ TEST_F(RcBasic, WriteWithImmConsumesReceive) {
 
 TEST_F(RcBasic, RdmaReadFetchesRemoteBytes) {
     uint64_t local_gpa;
-    MrInfo remote = buffer(4096 * 3, kRw, 0x55);
+    MrInfo remote = buffer(4096 * 3, kRemoteAll, 0x55);
     MrInfo local = buffer(4096 * 3, VRNIC_ACCESS_LOCAL_WRITE, 0, &local_gpa);
     SendWr wr;
     wr.opcode = VRNIC_WR_RDMA_READ;
@@ -129,7 +126,7 @@ TEST_F(RcBasic, RdmaReadFetchesRemoteBytes) {
 
 TEST_F(RcBasic, AtomicsOperateOnRemoteWord) {
     uint64_t target_gpa, result_gpa;
-    MrInfo target = buffer(64, kRw, 0, &target_gpa);
+    MrInfo target = buffer(64, kRemoteAll, 0, &target_gpa);
     MrInfo result = buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0, &result_gpa);
     uint64_t v = 1000;
     memcpy(drv.host(target_gpa + 8, 8), &v, 8);
@@ -178,7 +175,7 @@ TEST_F(RcBasic, AtomicsOperateOnRemoteWord) {
 TEST_F(RcBasic, TrafficCountersCountEveryRequestAndItsBytes) {
     auto reg = [&](__le64 vrnic_regs::*c) { return uint64_t(load_acquire(&(drv.regs()->*c))); };
     MrInfo src = buffer(8192, VRNIC_ACCESS_LOCAL_WRITE, 0x11);
-    MrInfo dst = buffer(8192, kRw);
+    MrInfo dst = buffer(8192, kRemoteAll);
     drv.post_recv(b, 1, {sge(dst, 0, 4096)});
     SendWr wr;
     wr.opcode = VRNIC_WR_RDMA_WRITE;
@@ -488,7 +485,7 @@ TEST_F(RcWrap, ThousandsOfWqesWrapTheRings) {
 TEST_F(RcBasic, SqdRunsWhatWasPostedBeforeItOnly) {
     uint64_t dst_gpa;
     MrInfo src = buffer(4096, VRNIC_ACCESS_LOCAL_WRITE, 0x5a);
-    MrInfo dst = buffer(4096, kRw, 0, &dst_gpa);
+    MrInfo dst = buffer(4096, kRemoteAll, 0, &dst_gpa);
     auto write = [&](uint64_t id) {
         SendWr w;
         w.wr_id = id;

@@ -13,10 +13,6 @@ namespace vrnic::test {
 inline constexpr uint8_t kGid2[16] = {0xfe, 0x80, 0, 0,    0,    0,    0,    0,
                                       0x50, 0x54, 0, 0xff, 0xfe, 0x56, 0x52, 0x02};
 
-// Every remote right, and local write: an MR every opcode may target.
-inline constexpr uint32_t kRemoteAll = VRNIC_ACCESS_LOCAL_WRITE | VRNIC_ACCESS_REMOTE_WRITE |
-                                       VRNIC_ACCESS_REMOTE_READ | VRNIC_ACCESS_REMOTE_ATOMIC;
-
 struct TestDevice {
     // On `fabric`'s `port` when given one: it joins before its port is up.
     explicit TestDevice(const uint8_t* gid, RdmaFabric* fabric = nullptr, uint32_t port = 0) {
