@@ -350,6 +350,8 @@ Verdict execute(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) 
         return nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
     const Verdict v =
         is_send_packet(op) ? on_send(d, qp, s, p, last) : on_write(d, qp, s, p, first, last);
+    if (qp.wire_resp.get() != &s)
+        return v; // the QP went to ERR (a failed receive, a full CQ): `s` is gone
     if (!v.nak && !v.rnr) {
         add_in_reg(&d.regs()->rdma_rx_bytes, p.payload_len);
         if (last) {
@@ -412,7 +414,13 @@ void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     }
     const uint8_t op = base_opcode(p.bth.opcode);
     const uint32_t msn = s.msn; // an error may free `s` (the QP goes to ERR)
-    Verdict v = in_order(s, op) ? execute(d, qp, s, p) : nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
+    const Verdict v =
+        in_order(s, op) ? execute(d, qp, s, p) : nak(kNakInvalid, VRNIC_EQE_QP_REQ_ERR);
+    if (qp.wire_resp.get() != &s) { // in ERR already
+        if (v.nak)
+            send_ack(d, qp, roce::kRcAck, p.bth.psn, v.nak, msn);
+        return;
+    }
     if (v.rnr) {
         add_in_reg(&d.regs()->rnr_naks, 1);
         return answer(d, qp, s, roce::kRcAck, p.bth.psn, kRnrNak | (qp.attr.min_rnr_timer & 0x1f));
@@ -451,6 +459,8 @@ void uc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     }
     qp.attr.rq_psn = (p.bth.psn + 1) & VRNIC_PSN_MASK;
     const Verdict v = execute(d, qp, s, p);
+    if (qp.wire_resp.get() != &s) // the QP went to ERR: `s` is gone
+        return;
     if (v.nak && v.event) { // a request error: the message is dropped, the QP stays
         count_in_reg(&d.regs()->uc_drops);
         s.cur = Msg::dropping;

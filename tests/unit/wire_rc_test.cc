@@ -480,6 +480,29 @@ TEST_F(WireRc, AReadBeyondTheResponderResourcesIsAnInvalidRequest) {
     EXPECT_EQ(VRNIC_QPS_ERR, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
 }
 
+// A receive CQ that overflows moves the responder's QP to ERR, which
+// frees its wire state: the responder stops there. (Under ASan this
+// failed: the SEND's end and its ACK wrote into the freed state.)
+TEST_F(WireRc, AReceiveCqOverflowEndsTheResponderThere) {
+    CqInfo tiny = b.drv.create_cq(0, 1);
+    QpInfo sa = a.drv.create_qp(0, a.pd, a.cq, a.cq, opts(VRNIC_QPT_RC));
+    QpInfo sb = b.drv.create_qp(0, b.pd, b.cq, tiny, opts(VRNIC_QPT_RC));
+    a.drv.activate(sa, Path{.dest_qpn = sb.qpn, .mtu = VRNIC_MTU_1024, .dgid = kGid2});
+    b.drv.activate(sb, Path{.dest_qpn = sa.qpn, .mtu = VRNIC_MTU_1024, .dgid = kGid});
+    MrInfo msg = a.buffer(64, VRNIC_ACCESS_LOCAL_WRITE, 0x3d);
+    MrInfo rbuf = b.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
+    const uint32_t depth = 1u << 1;
+    for (uint32_t i = 0; i <= depth; i++) {
+        b.drv.post_recv(sb, i, {sge(rbuf, 64 * i, 64)});
+        SendWr w;
+        w.sge = {sge(msg, 0, 64)};
+        a.drv.post_send(sa, w);
+    }
+    pump();
+    EXPECT_EQ(VRNIC_QPS_ERR, b.drv.dev().state().obj->qps.find(sb.qpn)->state);
+    EXPECT_EQ(depth, b.drv.poll_cq(tiny).size());
+}
+
 // A READ asked again means the requester went back to it: what is queued
 // from its PSN on gives way to its response, and the requester asks for
 // the rest again.
