@@ -30,7 +30,9 @@ void qp_enter_error(DeviceState& d, Qp& qp, uint8_t async_event) {
     qp.rnr_waiting = false;
     qp.retry_waiting = false;
     qp.sq_drained_pending = false;
-    qp.inflight.reset(); // its WQE is flushed like the rest
+    // The message in flight stays until RESET (its WQE is flushed like the
+    // rest): the step that failed may still read it, as when a QP
+    // connected to itself fails its own request.
     qp.wire_req.reset();
     qp.wire_resp.reset();
     qp.mcast_sent = 0;
