@@ -28,10 +28,7 @@ class CommandTest : public ::testing::Test {
   protected:
     void SetUp() override { drv.bring_up(); }
     // A DESTROY_* / DEALLOC_* of handle h; the status.
-    uint32_t destroy(uint16_t op, uint32_t h) {
-        vrnic_cmd_handle c{h, 0};
-        return drv.cmd(op, &c, sizeof(c));
-    }
+    uint32_t destroy(uint16_t op, uint32_t h) { return drv.destroy(op, h); }
     // The object counts QUERY_DEVICE answers.
     vrnic_cmd_query_device_resp counts() {
         vrnic_cmd r;

@@ -28,11 +28,6 @@ struct Side : TestDevice {
     QpInfo qp;
 };
 
-uint32_t destroy(FakeDriver& drv, uint16_t op, uint32_t handle) {
-    vrnic_cmd_handle c{handle, 0};
-    return drv.cmd(op, &c, sizeof(c));
-}
-
 enum class Change { dereg_mr, destroy_qp, reset, leave, nothing };
 
 TEST(CrossVmRace, ResponderChangesWhileWritesArrive) {
@@ -74,10 +69,10 @@ TEST(CrossVmRace, ResponderChangesWhileWritesArrive) {
         });
         switch (change) {
         case Change::dereg_mr:
-            EXPECT_EQ(0u, destroy(b->drv, VRNIC_CMD_DEREG_MR, b->mr.handle));
+            EXPECT_EQ(0u, b->drv.destroy(VRNIC_CMD_DEREG_MR, b->mr.handle));
             break;
         case Change::destroy_qp:
-            EXPECT_EQ(0u, destroy(b->drv, VRNIC_CMD_DESTROY_QP, b->qp.qpn));
+            EXPECT_EQ(0u, b->drv.destroy(VRNIC_CMD_DESTROY_QP, b->qp.qpn));
             break;
         case Change::reset:
             b->drv.reset();

@@ -51,6 +51,11 @@ class FakeDriver : public GuestDriver {
     QpInfo create_qp(uint32_t uctx, uint32_t pd, const CqInfo& scq, const CqInfo& rcq,
                      const QpOpts& o = QpOpts{});
     uint32_t modify_qp(const QpInfo& qp, uint32_t mask, const vrnic_qp_attr& a);
+    // A command on one object (DEREG_MR, DESTROY_QP, ...): its status.
+    uint32_t destroy(uint16_t op, uint32_t handle) {
+        vrnic_cmd_handle c{handle, 0};
+        return cmd(op, &c, sizeof(c));
+    }
     // An SRQ of 2^log_depth WQEs of 2^wqe_shift bytes, ring from the heap.
     SrqInfo create_srq(uint32_t uctx, uint32_t pd, uint32_t log_depth = 4, uint32_t wqe_shift = 6,
                        uint32_t max_sge = 3, uint32_t srq_limit = 0);
