@@ -107,11 +107,14 @@ bool psn_at_or_after(uint32_t a, uint32_t b) {
 }
 
 // An ACK, NAK or atomic ACK: sent now, or queued behind a READ response
-// still going out. An ACK after an ACK replaces it: the later covers both.
-void answer(DeviceState& d, const Qp& qp, WireResponse& s, uint8_t opcode, uint32_t psn,
-            uint8_t syndrome, uint64_t orig = 0) {
-    if (s.answers.empty())
-        return send_ack(d, qp, opcode, psn, syndrome, s.msn, orig);
+// still going out (then returned). An ACK after an ACK replaces it: the
+// later covers both.
+WireAnswer* answer(DeviceState& d, const Qp& qp, WireResponse& s, uint8_t opcode, uint32_t psn,
+                   uint8_t syndrome, uint64_t orig = 0) {
+    if (s.answers.empty()) {
+        send_ack(d, qp, opcode, psn, syndrome, s.msn, orig);
+        return nullptr;
+    }
     WireAnswer a;
     a.opcode = opcode;
     a.syndrome = syndrome;
@@ -119,17 +122,19 @@ void answer(DeviceState& d, const Qp& qp, WireResponse& s, uint8_t opcode, uint3
     a.msn = s.msn;
     a.orig = orig;
     if (is_plain_ack(a) && is_plain_ack(s.answers.back()))
-        s.answers.back() = a;
-    else if (s.answers.size() < WireResponse::kMaxAnswers)
-        s.answers.push_back(a);
-    else // unanswered: the requester asks again
-        count_in_reg(&d.regs()->wire_rx_drops);
+        return &(s.answers.back() = a);
+    if (s.answers.size() < WireResponse::kMaxAnswers)
+        return &s.answers.emplace_back(a);
+    count_in_reg(&d.regs()->wire_rx_drops); // unanswered: the requester asks again
+    return nullptr;
 }
 
-// Queues the response of READ request `p` behind the answers before it.
-void queue_read(WireResponse& s, const roce::Packet& p) {
+// Queues the response of READ request `p` behind the answers before it;
+// `resource`: a new READ, not one asked again.
+void queue_read(WireResponse& s, const roce::Packet& p, bool resource) {
     WireAnswer a;
     a.read = true;
+    a.resource = resource;
     a.psn = p.bth.psn;
     a.msn = s.msn;
     a.rkey = p.rkey;
@@ -138,13 +143,11 @@ void queue_read(WireResponse& s, const roce::Packet& p) {
     s.answers.push_back(a);
 }
 
-// The READs and atomics whose answers are queued: each holds one of the
-// responder's resources (max_dest_rd_atomic) until it is sent.
+// The new READs and atomics whose answers are queued: each holds one of
+// the responder's resources (max_dest_rd_atomic) until it is sent.
 unsigned resources_held(const WireResponse& s) {
     return static_cast<unsigned>(
-        std::count_if(s.answers.begin(), s.answers.end(), [](const WireAnswer& a) {
-            return a.read || a.opcode == roce::kRcAtomicAck;
-        }));
+        std::ranges::count_if(s.answers, [](const WireAnswer& a) { return a.resource; }));
 }
 
 // Whether a new READ or atomic may have its answer queued: within the
@@ -161,7 +164,7 @@ bool send_read_packet(DeviceState& d, const Qp& qp, const WireAnswer& a, uint32_
                       std::vector<uint8_t>& data) {
     const unsigned shift = psn_mtu_shift(qp.attr.path_mtu);
     const uint64_t off = uint64_t(i) << shift;
-    const uint64_t plen = a.len ? std::min<uint64_t>(a.len - off, uint64_t(1) << shift) : 0;
+    const uint64_t plen = std::min<uint64_t>(a.len - off, uint64_t(1) << shift);
     roce::Packet p = wire_packet(d, qp.attr.av, qp.qpn);
     p.bth.opcode = n == 1       ? roce::kRcReadResponseOnly
                    : i == 0     ? roce::kRcReadResponseFirst
@@ -312,7 +315,7 @@ Verdict on_read(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) 
     if (Verdict v = take_resource(qp, s); v.nak)
         return v;
     s.msn++;
-    queue_read(s, p);
+    queue_read(s, p, true);
     return {};
 }
 
@@ -327,7 +330,8 @@ Verdict on_atomic(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p
         return nak(kNakAccess, VRNIC_EQE_QP_ACCESS_ERR);
     s.msn++;
     s.atomics[s.atomic_next++ % s.atomics.size()] = {true, p.bth.psn, orig};
-    answer(d, qp, s, roce::kRcAtomicAck, p.bth.psn, kAckUnlimited, orig);
+    if (WireAnswer* a = answer(d, qp, s, roce::kRcAtomicAck, p.bth.psn, kAckUnlimited, orig))
+        a->resource = true;
     return {};
 }
 
@@ -379,15 +383,20 @@ void duplicate(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     // A repeated READ or atomic means the requester goes back to it: what
     // is queued from its PSN on (a READ's response that reaches it
     // included) is what it asks again, so it is replaced.
-    if (op == roce::kRcReadRequest || op == roce::kRcCompareSwap || op == roce::kRcFetchAdd)
+    if (op == roce::kRcReadRequest || op == roce::kRcCompareSwap || op == roce::kRcFetchAdd) {
         std::erase_if(s.answers, [&](const WireAnswer& a) {
             const uint32_t n = a.read ? psn_packets(a.len, qp.attr.path_mtu) : 1;
-            return psn_at_or_after(a.psn + n - 1, p.bth.psn);
+            if (!psn_at_or_after(a.psn + n - 1, p.bth.psn))
+                return false;
+            if (!a.read && a.syndrome == kNakSequence)
+                s.nak_sent = false; // that gap may be NAKed again
+            return true;
         });
+    }
     if (op == roce::kRcReadRequest) { // reads are idempotent: executed again
         const Mr* mr = nullptr;
         if (!read_region(d, qp, p, &mr).nak && s.answers.size() < WireResponse::kMaxAnswers)
-            queue_read(s, p);
+            queue_read(s, p, false);
         return;
     }
     if (op == roce::kRcCompareSwap || op == roce::kRcFetchAdd) {
@@ -401,6 +410,8 @@ void duplicate(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
 }
 
 void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
+    if (s.failing) // the QP leaves RTS once the answers before its NAK are out
+        return count_in_reg(&d.regs()->wire_stale_pkts);
     const uint32_t diff = (p.bth.psn - qp.attr.rq_psn) & VRNIC_PSN_MASK;
     if (diff >= (VRNIC_PSN_MASK + 1) / 2)
         return duplicate(d, qp, s, p);
@@ -423,9 +434,21 @@ void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     }
     if (v.rnr) {
         add_in_reg(&d.regs()->rnr_naks, 1);
-        return answer(d, qp, s, roce::kRcAck, p.bth.psn, kRnrNak | (qp.attr.min_rnr_timer & 0x1f));
+        answer(d, qp, s, roce::kRcAck, p.bth.psn, kRnrNak | (qp.attr.min_rnr_timer & 0x1f));
+        return;
     }
-    if (v.nak) { // at once: the QP's move to ERR drops what was queued
+    if (v.nak && !s.answers.empty()) { // after the answers before it
+        WireAnswer& a = s.answers.emplace_back();
+        a.fatal = true;
+        a.event = v.event;
+        a.opcode = roce::kRcAck;
+        a.syndrome = v.nak;
+        a.psn = p.bth.psn;
+        a.msn = msn;
+        s.failing = true;
+        return;
+    }
+    if (v.nak) {
         send_ack(d, qp, roce::kRcAck, p.bth.psn, v.nak, msn);
         qp_enter_error(d, qp, v.event);
         return;
@@ -485,12 +508,19 @@ bool wire_send_answers(DeviceState& d, Qp& qp) {
         for (; a.sent < n; a.sent++) {
             if (!d.pass.fits(cost))
                 return true; // the next visit goes on
+            if (a.fatal) {
+                const uint8_t event = a.event;
+                send_ack(d, qp, a.opcode, a.psn, a.syndrome, a.msn);
+                qp_enter_error(d, qp, event); // frees `s`
+                return true;
+            }
             if (!a.read) {
                 send_ack(d, qp, a.opcode, a.psn, a.syndrome, a.msn, a.orig);
             } else if (!send_read_packet(d, qp, a, a.sent, n, data)) {
-                // Its memory went: nothing more is answered, and the
-                // requester's retry finds the MR gone.
-                s->answers.clear();
+                // Its memory went since the request: a remote access NAK
+                // at the PSN the requester waits for, as for a WRITE.
+                send_ack(d, qp, roce::kRcAck, a.psn + a.sent, kNakAccess, a.msn);
+                qp_enter_error(d, qp, VRNIC_EQE_QP_ACCESS_ERR);
                 return true;
             }
             d.pass.charge(cost);

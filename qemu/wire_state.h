@@ -35,7 +35,10 @@ struct WireRequest {
 // response packets of a READ (`read`), which go out over engine passes.
 struct WireAnswer {
     bool read = false;
-    uint8_t opcode = 0; // not a READ: kRcAck or kRcAtomicAck
+    bool resource = false; // a new READ or atomic: holds a responder resource
+    bool fatal = false;    // a NAK that moves the QP to ERR once it is sent
+    uint8_t event = 0;     // the async event of that move, or 0
+    uint8_t opcode = 0;    // not a READ: kRcAck or kRcAtomicAck
     uint8_t syndrome = 0;
     uint32_t psn = 0; // a READ: its first response's
     uint32_t msn = 0;
@@ -76,6 +79,9 @@ struct WireResponse {
     // requester asks again).
     static constexpr size_t kMaxAnswers = 2 * kMaxRdAtom + 2;
     std::deque<WireAnswer> answers;
+    // A NAK that ends the QP waits behind earlier answers: nothing more is
+    // executed meanwhile.
+    bool failing = false;
 };
 
 } // namespace vrnic

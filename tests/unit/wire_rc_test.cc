@@ -460,8 +460,8 @@ TEST_F(WireRc, AnAckWaitsForTheReadResponseBeforeIt) {
 }
 
 // READs beyond the responder's resources (max_dest_rd_atomic, 4 here)
-// outstanding: an invalid request, NAKed before any response goes out, and
-// the responder's QP goes to ERR.
+// outstanding: an invalid request, NAKed after the responses before it
+// (IB answers in order), and then the responder's QP goes to ERR.
 TEST_F(WireRc, AReadBeyondTheResponderResourcesIsAnInvalidRequest) {
     MrInfo remote = b.buffer(4096, kRemoteAll);
     MrInfo local = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
@@ -472,11 +472,61 @@ TEST_F(WireRc, AReadBeyondTheResponderResourcesIsAnInvalidRequest) {
         p.bth.psn = (read.bth.psn + 4 * i) & VRNIC_PSN_MASK;
         arrive(b, p);
     }
-    ASSERT_EQ(1u, b.out.size());
-    const roce::Packet n = parsed(b.out.front());
+    EXPECT_TRUE(b.out.empty());
+    EXPECT_EQ(VRNIC_QPS_RTS, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
+    b.drv.run();
+    ASSERT_EQ(17u, b.out.size());
+    const roce::Packet n = parsed(b.out.back());
+    EXPECT_EQ(roce::kRcReadResponseLast, parsed(b.out[15]).bth.opcode);
     EXPECT_EQ(roce::kRcAck, n.bth.opcode);
     EXPECT_EQ(0x61, n.syndrome); // NAK: invalid request
     EXPECT_EQ((read.bth.psn + 16) & VRNIC_PSN_MASK, n.bth.psn);
+    EXPECT_EQ(VRNIC_QPS_ERR, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
+}
+
+// A READ asked again after its response went out holds no resource: the
+// requester may have as many new READs outstanding as before.
+TEST_F(WireRc, AReadAskedAgainHoldsNoResponderResource) {
+    MrInfo remote = b.buffer(4096, kRemoteAll);
+    MrInfo local = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 4096, remote));
+    const roce::Packet read = first_request();
+    arrive(b, read);
+    b.drv.run();
+    EXPECT_EQ(4u, b_psns().size());
+    arrive(b, read); // late: its response is out already
+    for (uint32_t i = 1; i <= 4; i++) {
+        roce::Packet p = read;
+        p.bth.psn = (read.bth.psn + 4 * i) & VRNIC_PSN_MASK;
+        arrive(b, p);
+    }
+    b.drv.run();
+    std::vector<uint32_t> want;
+    for (uint32_t i = 0; i < 20; i++)
+        want.push_back((read.bth.psn + i) & VRNIC_PSN_MASK);
+    EXPECT_EQ(want, b_psns());
+    EXPECT_EQ(VRNIC_QPS_RTS, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
+}
+
+// An MR deregistered while its READ's response is going out: the next
+// packet is a remote access NAK at the PSN the requester waits for, and
+// the QP goes to ERR, as for a WRITE to an MR gone.
+TEST_F(WireRc, AReadWhoseMrGoesMidResponseEndsInAnAccessNak) {
+    b.drv.dev().state().params.qp_pass_bytes = 4096;
+    MrInfo remote = b.buffer(16384, kRemoteAll);
+    MrInfo local = a.buffer(16384, VRNIC_ACCESS_LOCAL_WRITE);
+    a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 16384, remote));
+    const roce::Packet read = first_request();
+    arrive(b, read);
+    b.drv.dev().poll_once();
+    EXPECT_EQ(4u, b_psns().size());
+    ASSERT_EQ(0u, b.drv.destroy(VRNIC_CMD_DEREG_MR, remote.handle));
+    b.drv.run();
+    ASSERT_EQ(1u, b.out.size());
+    const roce::Packet n = parsed(b.out.front());
+    EXPECT_EQ(roce::kRcAck, n.bth.opcode);
+    EXPECT_EQ(0x62, n.syndrome); // NAK: remote access error
+    EXPECT_EQ((read.bth.psn + 4) & VRNIC_PSN_MASK, n.bth.psn);
     EXPECT_EQ(VRNIC_QPS_ERR, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
 }
 
