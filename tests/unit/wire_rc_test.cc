@@ -147,6 +147,18 @@ class WireRc : public ::testing::Test {
                          : b.drv.check_pattern(rgpa, 65536, 0x47));
         EXPECT_EQ(0u, a.counter64(&vrnic_regs::retries));
     }
+    // Request `p` again, `n` PSNs after its own.
+    static roce::Packet at_psn(roce::Packet p, uint32_t n) {
+        p.bth.psn = (p.bth.psn + n) & VRNIC_PSN_MASK;
+        return p;
+    }
+    // The `n` PSNs from `first` on.
+    static std::vector<uint32_t> psn_run(uint32_t first, uint32_t n) {
+        std::vector<uint32_t> psns;
+        for (uint32_t i = 0; i < n; i++)
+            psns.push_back((first + i) & VRNIC_PSN_MASK);
+        return psns;
+    }
     // The PSNs of what b sent, in order; b's frames are taken.
     std::vector<uint32_t> b_psns() {
         std::vector<uint32_t> psns;
@@ -378,17 +390,10 @@ TEST_F(WireRc, EveryOutstandingAtomicCanBeAskedAgain) {
     SendWr fa = rdma_wr(VRNIC_WR_ATOMIC_FETCH_AND_ADD, local, 8, remote);
     fa.compare_add = 5;
     a.drv.post_send(qa, fa);
-    a.drv.run();
-    ASSERT_EQ(1u, a.out.size());
-    roce::Packet req = parsed(a.out.front());
-    a.out.clear();
+    const roce::Packet req = first_request();
     const uint32_t n = b.drv.dev().state().params.max_rd_atom;
     auto ask = [&](uint32_t i) {
-        roce::Packet p = req;
-        p.bth.psn = (req.bth.psn + i) & VRNIC_PSN_MASK;
-        Frame f(roce::frame_bytes(p));
-        roce::build(p, f.data());
-        arrive(b, f);
+        arrive(b, at_psn(req, i));
         b.drv.run();
     };
     for (uint32_t i = 0; i < n; i++) // every answer lost on its way
@@ -467,11 +472,8 @@ TEST_F(WireRc, AReadBeyondTheResponderResourcesIsAnInvalidRequest) {
     MrInfo local = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 4096, remote));
     const roce::Packet read = first_request();
-    for (uint32_t i = 0; i <= 4; i++) { // four PSNs each
-        roce::Packet p = read;
-        p.bth.psn = (read.bth.psn + 4 * i) & VRNIC_PSN_MASK;
-        arrive(b, p);
-    }
+    for (uint32_t i = 0; i <= 4; i++) // four PSNs each
+        arrive(b, at_psn(read, 4 * i));
     EXPECT_TRUE(b.out.empty());
     EXPECT_EQ(VRNIC_QPS_RTS, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
     b.drv.run();
@@ -495,16 +497,10 @@ TEST_F(WireRc, AReadAskedAgainHoldsNoResponderResource) {
     b.drv.run();
     EXPECT_EQ(4u, b_psns().size());
     arrive(b, read); // late: its response is out already
-    for (uint32_t i = 1; i <= 4; i++) {
-        roce::Packet p = read;
-        p.bth.psn = (read.bth.psn + 4 * i) & VRNIC_PSN_MASK;
-        arrive(b, p);
-    }
+    for (uint32_t i = 1; i <= 4; i++)
+        arrive(b, at_psn(read, 4 * i));
     b.drv.run();
-    std::vector<uint32_t> want;
-    for (uint32_t i = 0; i < 20; i++)
-        want.push_back((read.bth.psn + i) & VRNIC_PSN_MASK);
-    EXPECT_EQ(want, b_psns());
+    EXPECT_EQ(psn_run(read.bth.psn, 20), b_psns());
     EXPECT_EQ(VRNIC_QPS_RTS, b.drv.dev().state().obj->qps.find(qb.qpn)->state);
 }
 
@@ -560,22 +556,15 @@ TEST_F(WireRc, ARepeatedReadReplacesTheAnswersQueuedFromItsPsn) {
     MrInfo remote = b.buffer(4096, kRemoteAll);
     MrInfo local = a.buffer(4096, VRNIC_ACCESS_LOCAL_WRITE);
     a.drv.post_send(qa, rdma_wr(VRNIC_WR_RDMA_READ, local, 4096, remote));
-    const roce::Packet r1 = first_request();
-    roce::Packet r2 = r1;
-    r2.bth.psn = (r1.bth.psn + 4) & VRNIC_PSN_MASK;
+    const roce::Packet r1 = first_request(), r2 = at_psn(r1, 4);
     arrive(b, r1);
     arrive(b, r2);
     arrive(b, r1);
     b.drv.run();
-    std::vector<uint32_t> want;
-    for (uint32_t i = 0; i < 4; i++)
-        want.push_back((r1.bth.psn + i) & VRNIC_PSN_MASK);
-    EXPECT_EQ(want, b_psns());
+    EXPECT_EQ(psn_run(r1.bth.psn, 4), b_psns());
     arrive(b, r2);
     b.drv.run();
-    for (uint32_t& psn : want)
-        psn = (psn + 4) & VRNIC_PSN_MASK;
-    EXPECT_EQ(want, b_psns());
+    EXPECT_EQ(psn_run(r2.bth.psn, 4), b_psns());
     EXPECT_EQ(2u, b.counter(&vrnic_regs::wire_dup_reqs));
 }
 
