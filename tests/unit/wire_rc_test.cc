@@ -664,9 +664,7 @@ TEST_F(WireRc, PacketsFromAnotherGidAreDropped) {
     a.out.clear();
     roce::Packet p = parsed(f);
     p.sgid[15] ^= 1;
-    Frame forged(roce::frame_bytes(p));
-    roce::build(p, forged.data());
-    arrive(b, forged);
+    arrive(b, p);
     b.drv.run();
     EXPECT_TRUE(b.out.empty());
     EXPECT_EQ(1u, b.counter(&vrnic_regs::wire_rx_drops));
@@ -695,9 +693,7 @@ TEST_F(WireRc, ALateAnswerIsStaleAndAForeignOneADrop) {
     EXPECT_EQ(0u, a.counter(&vrnic_regs::wire_rx_drops));
     roce::Packet p = parsed(acks[0]);
     p.sgid[15] ^= 1;
-    Frame forged(roce::frame_bytes(p));
-    roce::build(p, forged.data());
-    arrive(a, forged);
+    arrive(a, p);
     a.drv.run();
     EXPECT_EQ(1u, a.counter(&vrnic_regs::wire_stale_pkts));
     EXPECT_EQ(1u, a.counter(&vrnic_regs::wire_rx_drops));
