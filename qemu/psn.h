@@ -24,6 +24,11 @@ inline uint32_t psn_packets(uint64_t len, uint8_t path_mtu) {
     return len ? static_cast<uint32_t>(((len - 1) >> psn_mtu_shift(path_mtu)) + 1) : 1;
 }
 
+// Whether PSN a is at or after PSN b (within half the 24-bit PSN space).
+inline bool psn_at_or_after(uint32_t a, uint32_t b) {
+    return ((a - b) & VRNIC_PSN_MASK) < (VRNIC_PSN_MASK + 1) / 2;
+}
+
 inline bool psn_in_sequence(const Qp& req, const Qp& resp) {
     return req.attr.sq_psn == resp.attr.rq_psn;
 }

@@ -101,11 +101,6 @@ bool is_plain_ack(const WireAnswer& a) {
     return !a.read && a.opcode == roce::kRcAck && a.syndrome == kAckUnlimited;
 }
 
-// Whether PSN a is at or after PSN b (within half the PSN space).
-bool psn_at_or_after(uint32_t a, uint32_t b) {
-    return ((a - b) & VRNIC_PSN_MASK) < (VRNIC_PSN_MASK + 1) / 2;
-}
-
 // An ACK, NAK or atomic ACK: sent now, or queued behind a READ response
 // still going out (then returned). An ACK after an ACK replaces it: the
 // later covers both.
@@ -412,10 +407,9 @@ void duplicate(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
 void rc_packet(DeviceState& d, Qp& qp, WireResponse& s, const roce::Packet& p) {
     if (s.failing) // the QP leaves RTS once the answers before its NAK are out
         return count_in_reg(&d.regs()->wire_stale_pkts);
-    const uint32_t diff = (p.bth.psn - qp.attr.rq_psn) & VRNIC_PSN_MASK;
-    if (diff >= (VRNIC_PSN_MASK + 1) / 2)
+    if (!psn_at_or_after(p.bth.psn, qp.attr.rq_psn))
         return duplicate(d, qp, s, p);
-    if (diff) { // ahead: a packet before it was lost
+    if (p.bth.psn != qp.attr.rq_psn) { // ahead: a packet before it was lost
         if (!s.nak_sent) {
             s.nak_sent = true;
             count_in_reg(&d.regs()->wire_seq_naks);
