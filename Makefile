@@ -109,8 +109,9 @@ check-guest:
 		$(MAKE) --no-print-directory kernel; exit $$rc
 
 # The kselftest suite again on the other kernel Debian 12 ships, 6.12, with
-# the driver built for it (debug checks on); the 6.1 release build is put
-# back afterwards.
+# the driver built for it (debug checks on), suite_cm_retries included,
+# which check-guest leaves to it; the 6.1 release build is put back
+# afterwards.
 KVER_6_12 = $(shell scripts/guest-kernel 6.12 2>/dev/null)
 check-guest-6.12:
 	@[[ -n "$(KVER_6_12)" ]] || scripts/guest-kernel 6.12
