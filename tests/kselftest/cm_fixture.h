@@ -14,9 +14,6 @@
 #include "kselftest_harness.h"
 
 #define CM_ADDR "192.168.77.1"	/* scripts/vm.d/vrnic-addr */
-#define CM_ABSENT "192.168.77.254"	/* same subnet, nobody there */
-#define CM_SILENT "192.168.77.253"	/* resolves by hand, nobody there */
-#define CM_SILENT_MAC "02:00:00:4d:77:fd"
 #define CM_PORT 19871
 #define CM_EVENT_MS 30000	/* a bound against hanging, not a timing */
 #define CM_TEST_S 120		/* the harness's bound of one test */

@@ -14,6 +14,8 @@
  */
 #include "cm_fixture.h"
 
+#define CM_ABSENT "192.168.77.254"	/* same subnet, nobody there */
+
 TEST_F_TIMEOUT(cm, no_listener_is_rejected, CM_TEST_S)
 {
 	struct ibv_qp_init_attr qa = cm_qp_attr();

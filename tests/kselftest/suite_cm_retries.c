@@ -10,6 +10,9 @@
 
 #include "cm_fixture.h"
 
+#define CM_SILENT "192.168.77.253"	/* resolves by hand, nobody there */
+#define CM_SILENT_MAC "02:00:00:4d:77:fd"
+
 /*
  * rdma_cm's REQ on RoCE: CMA_MAX_CM_RETRIES (15) retries after the first
  * send, each after ib_cm's timeout of 2 * 2^(CMA_IBOE_PACKET_LIFETIME - 8)
