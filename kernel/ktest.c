@@ -1148,6 +1148,56 @@ static int kt_srq_resize(struct kt_ctx *c, const struct ib_gid_attr *gid)
 	return err;
 }
 
+/* ------------------------------------------------------------------ */
+/* XRC from the kernel                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * struct ib_send_wr has no field for the remote XRC SRQ, so no kernel
+ * consumer can send on an XRC initiator: the driver refuses one, and the
+ * XRC SRQ it would send to. An XRC domain of the kernel's own is fine:
+ * ib_core shares user-space domains through such objects.
+ */
+static int kt_xrc(struct kt_ctx *c, const struct ib_gid_attr *unused)
+{
+	struct ib_qp_init_attr qinit = {
+		.send_cq = c->cq,
+		.recv_cq = c->cq,
+		.cap = { .max_send_wr = KT_DEPTH, .max_send_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_XRC_INI,
+	};
+	struct ib_srq_init_attr sinit = {
+		.attr = { .max_wr = KT_DEPTH, .max_sge = 1 },
+		.srq_type = IB_SRQT_XRC,
+	};
+	struct ib_xrcd *xrcd;
+	struct ib_srq *srq;
+	struct ib_qp *qp;
+	int err, ret;
+
+	xrcd = ib_alloc_xrcd_user(c->ibdev, NULL, NULL);
+	if (IS_ERR(xrcd)) {
+		pr_err("vrnic_ktest: alloc_xrcd: %ld\n", PTR_ERR(xrcd));
+		return PTR_ERR(xrcd);
+	}
+	sinit.ext.cq = c->cq;
+	sinit.ext.xrc.xrcd = xrcd;
+	srq = ib_create_srq(c->pd, &sinit);
+	err = kt_check(PTR_ERR_OR_ZERO(srq) == -EOPNOTSUPP,
+		       "an XRC SRQ from the kernel is refused");
+	if (!IS_ERR(srq))
+		ib_destroy_srq(srq);
+	qp = ib_create_qp(c->pd, &qinit);
+	if (!err)
+		err = kt_check(PTR_ERR_OR_ZERO(qp) == -EOPNOTSUPP,
+			       "an XRC initiator from the kernel is refused");
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+	ret = ib_dealloc_xrcd_user(xrcd, NULL);
+	return err ?: ret;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(struct kt_ctx *c, const struct ib_gid_attr *gid);
@@ -1159,6 +1209,7 @@ static const struct {
 	{ "srq_limit", kt_srq_limit },
 	{ "srq_resize", kt_srq_resize },
 	{ "frwr", kt_frwr },
+	{ "xrc", kt_xrc },
 };
 
 static int kt_buffers(struct kt_ctx *c)

@@ -6,8 +6,8 @@
  * SEND/RECV and drain, UD datagrams with kernel AHs, MADs into QP1 (well
  * and badly formed), an SRQ shared by two RC QPs, the SRQ limit event, an
  * SRQ grown with receives posted (they complete in order, bytes checked),
- * fast registration with local and remote invalidation (bytes checked).
- * Afterwards no RDMA resource may be left behind.
+ * fast registration with local and remote invalidation (bytes checked),
+ * XRC's kernel boundary. Afterwards no RDMA resource may be left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -182,6 +182,16 @@ TEST(kernel_srq_resize_keeps_receives_in_order)
 TEST(kernel_frwr_register_invalidate_reregister)
 {
 	ASSERT_EQ(0, run_ktest(_metadata, "test=frwr"));
+}
+
+/*
+ * XRC from the kernel (ktest test=xrc): a domain of the kernel's own comes
+ * and goes; an XRC SRQ and an XRC initiator are refused with EOPNOTSUPP,
+ * since the kernel's send WR cannot name a remote XRC SRQ.
+ */
+TEST(kernel_xrc_initiator_and_srq_refused)
+{
+	ASSERT_EQ(0, run_ktest(_metadata, "test=xrc"));
 }
 
 TEST_HARNESS_MAIN
