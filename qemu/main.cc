@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
                  mem ? vm.guest_mem_path.c_str() : "of the QEMU that connects",
                  (unsigned long long)(vm.guest_mem_size >> 20), mac[0], mac[1], mac[2], mac[3],
                  mac[4], mac[5]);
-        mems.push_back(std::move(mem));
+        if (mem) // else the port maps its QEMU's RAM itself
+            mems.push_back(std::move(mem));
         ports.push_back(std::move(port));
     }
 
