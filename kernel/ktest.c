@@ -1154,9 +1154,10 @@ static int kt_srq_resize(struct kt_ctx *c, const struct ib_gid_attr *gid)
 
 /*
  * struct ib_send_wr has no field for the remote XRC SRQ, so no kernel
- * consumer can send on an XRC initiator: the driver refuses one, and the
- * XRC SRQ it would send to. An XRC domain of the kernel's own is fine:
- * ib_core shares user-space domains through such objects.
+ * consumer can send on an XRC initiator: the driver refuses one, and with
+ * it kernel XRC SRQs, which only a user-space initiator could fill. An XRC
+ * domain of the kernel's own is fine: ib_core shares user-space domains
+ * through such objects.
  */
 static int kt_xrc(struct kt_ctx *c, const struct ib_gid_attr *unused)
 {
